@@ -1,0 +1,237 @@
+"""The `mlcc` command line. Every user error becomes one `error:` line and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+
+from . import __version__
+from .errors import MlccError, UsageError
+
+log = logging.getLogger("mlcc")
+
+
+class OneLineErrors(click.Group):
+    """Turn MlccError and click's usage errors into `error: ...` on one line, exit 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except MlccError as exc:
+            _fail(str(exc))
+        except click.exceptions.Abort:
+            _fail("interrupted")
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            _fail(f"{exc.format_message()}{where}")
+        except KeyboardInterrupt:
+            _fail("interrupted")
+
+
+def _fail(message: str):
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    sys.exit(2)
+
+
+def _parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    shapes = {}
+    for text in values:
+        name, sep, dims = text.rpartition("=")
+        if not sep or not name:
+            raise UsageError(f"--shape {text!r}: expected INPUT=D0,D1,...")
+        try:
+            shape = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
+        except ValueError:
+            raise UsageError(f"--shape {text!r}: dims must be whole numbers separated by commas") from None
+        if any(d <= 0 for d in shape):
+            raise UsageError(f"--shape {text!r}: every dim must be positive")
+        shapes[name] = shape
+    return shapes
+
+
+def _parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+    dims = {}
+    for text in values:
+        name, sep, value = text.rpartition("=")
+        if not sep or not name or not value.strip().isdigit() or int(value) <= 0:
+            raise UsageError(f"--dim {text!r}: expected SYMBOL=N with N a positive whole number")
+        dims[name] = int(value)
+    return dims
+
+
+def _progress():
+    """A stage printer on a terminal, silence otherwise."""
+    if not sys.stderr.isatty():
+        return lambda stage: None
+    return lambda stage: click.echo(f"  {stage} ...", err=True)
+
+
+shape_options = [
+    click.option("--shape", "shapes", multiple=True, metavar="INPUT=D0,D1,...", help="Fix an input's shape."),
+    click.option("--dim", "dims", multiple=True, metavar="SYMBOL=N", help="Fix a symbolic dimension."),
+]
+
+
+def with_shapes(f):
+    for option in reversed(shape_options):
+        f = option(f)
+    return f
+
+
+def opt_level_options(f):
+    for level in (3, 2, 1, 0):
+        f = click.option(f"-O{level}", "opt_level", flag_value=level, default=level == 2,
+                         help=f"Optimisation level {level}" + (" (default)." if level == 2 else "."))(f)
+    return f
+
+
+def _feeds(path: str | None, report_inputs: list[dict], seed: int = 0) -> dict[str, np.ndarray]:
+    if path:
+        try:
+            with np.load(path) as data:
+                return {k: data[k] for k in data.files}
+        except Exception as exc:
+            raise UsageError(f"--inputs {path!r}: cannot read as .npz ({type(exc).__name__})") from None
+    return random_inputs(report_inputs, seed)
+
+
+def random_inputs(specs: list[dict], seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for spec in specs:
+        dtype = np.dtype(spec["dtype"])
+        if dtype.kind == "f":
+            feeds[spec["name"]] = rng.standard_normal(spec["shape"]).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[spec["name"]] = rng.integers(0, 2, spec["shape"]).astype(dtype)
+        else:
+            feeds[spec["name"]] = rng.integers(0, 4, spec["shape"]).astype(dtype)
+    return feeds
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mlcc")
+@click.option("-v", "--verbose", is_flag=True, help="Log what each stage does.")
+def main(verbose: bool):
+    """mlcc: compile ONNX models to standalone C and WebAssembly."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-t", "--target", default="host", show_default=True, help="Target name (see `mlcc targets`).")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), help="Output folder [mlcc-out/<stem>-<target>].")
+@click.option("--name", help="C name prefix [the model file's stem].")
+@with_shapes
+@opt_level_options
+@click.option("--disable-pass", "disabled", multiple=True, metavar="PASS", help="Switch a pass off (repeatable).")
+@click.option("--verify-each", is_flag=True, help="Check each stage's contract (slower).")
+def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each):
+    """Compile MODEL to C and the target's artifacts."""
+    from .pipeline import BuildOptions, build as run_build
+
+    options = BuildOptions(target=target, out_dir=Path(out_dir) if out_dir else None, name=name,
+                           shapes=_parse_shapes(shapes), dims=_parse_dims(dims), opt_level=opt_level,
+                           disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress())
+    folder, report = run_build(model, options)
+    artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
+    click.echo(f"built {folder}/ for {report['target']}: {artifacts}")
+    code = ", ".join(f"{k} {v} B" for k, v in report["code_bytes"].items())
+    click.echo(f"  arena {report['arena_bytes']} B (intermediates {report['intermediates_bytes']} B), "
+               f"weights {report['weights_bytes']} B{', ' + code if code else ''}")
+
+
+@main.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), help="Inputs as .npz keyed by ONNX input names.")
+@click.option("--outputs", "outputs_path", type=click.Path(dir_okay=False), help="Write outputs to this .npz.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs used without --inputs.")
+def run(folder, inputs_path, outputs_path, seed):
+    """Run what `mlcc build` made in FOLDER on its target's runner."""
+    from . import runners
+
+    model = runners.load(folder)
+    outputs = model.run(_feeds(inputs_path, model.inputs, seed))
+    if outputs_path:
+        np.savez(outputs_path, **outputs)
+    for name, value in outputs.items():
+        flat = value.reshape(-1)
+        preview = np.array2string(flat[:6], precision=5, separator=", ")
+        click.echo(f"{name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 6 else ''}")
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-t", "--target", default="host", show_default=True)
+@with_shapes
+@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False))
+@click.option("--rtol", default=1e-3, show_default=True)
+@click.option("--atol", default=1e-4, show_default=True)
+@opt_level_options
+@click.option("--seed", default=0, show_default=True)
+def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed):
+    """Build MODEL, run it, and compare with onnxruntime (exit 1 on mismatch)."""
+    import tempfile
+
+    from . import runners
+    from .pipeline import BuildOptions, build as run_build
+    from .verify import compare, reference_outputs
+
+    with tempfile.TemporaryDirectory(prefix="mlcc-verify-") as tmp:
+        options = BuildOptions(target=target, out_dir=Path(tmp) / "out", shapes=_parse_shapes(shapes),
+                               dims=_parse_dims(dims), opt_level=opt_level, progress=_progress())
+        folder, report = run_build(model, options)
+        loaded = runners.load(folder)
+        feeds = _feeds(inputs_path, loaded.inputs, seed)
+        got = loaded.run(feeds)
+    expected, engine = reference_outputs(model, feeds, [o["name"] for o in report["outputs"]])
+    ok = True
+    for name in got:
+        result = compare(got[name], expected[name], rtol, atol)
+        ok &= result.ok
+        click.echo(f"{'ok  ' if result.ok else 'FAIL'} {name}: max abs err {result.max_abs:.3g}, "
+                   f"max rel err {result.max_rel:.3g} (vs {engine}, rtol {rtol}, atol {atol})")
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-t", "--target", default="host", show_default=True)
+@with_shapes
+@opt_level_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def inspect(model, target, shapes, dims, opt_level, as_json):
+    """Show ops, shapes, parameters, FLOPs and the memory plan, without compiling."""
+    from .inspect import describe, format_text
+
+    info = describe(Path(model), target, _parse_shapes(shapes), _parse_dims(dims), opt_level)
+    click.echo(json.dumps(info, indent=2) if as_json else format_text(info))
+
+
+@main.command()
+def targets():
+    """List the targets."""
+    from .targets import all_targets, host_target
+
+    try:
+        host = host_target().name
+    except MlccError:
+        host = None
+    rows = [("name", "triple", "cpu", "artifacts", "runner", "description")]
+    for t in all_targets().values():
+        mark = " (host)" if t.name == host else ""
+        rows.append((t.name + mark, t.triple, t.cpu or "-", ",".join(t.artifacts), t.runner, t.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+
+
+if __name__ == "__main__":
+    main()

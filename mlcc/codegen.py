@@ -1,0 +1,159 @@
+"""Code generation: render NAME.c and NAME.h, write the weights blob, copy in the runtime files needed.
+
+Output is deterministic: the same model and options give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__, cnames, dtypes, paths, toolchain
+from .ir import Value
+from .lower import Program
+from .plan import MemoryPlan
+from .render import render
+
+WEIGHT_ALIGN = 64
+
+
+@dataclass
+class Sources:
+    weights_bytes: int
+    weights_count: int
+    files: list[str]  # relative to the output folder
+
+
+def _type(v: Value) -> str:
+    return v.type_str()
+
+
+def _layout_weights(program: Program) -> tuple[list[tuple[Value, int]], int]:
+    """Constants read by some step (or returned as outputs), in first-use order, at aligned offsets."""
+    placed, seen, offset = [], set(), 0
+    used = [v for s in program.steps for v in s.node.inputs if v is not None and v.is_const]
+    used += [v for v in program.graph.outputs if v.is_const]
+    for v in used:
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        placed.append((v, offset))
+        offset += (v.nbytes + WEIGHT_ALIGN - 1) // WEIGHT_ALIGN * WEIGHT_ALIGN
+    return placed, offset
+
+
+def _write_weights(path: Path, placed: list[tuple[Value, int]], total: int) -> None:
+    with path.open("wb") as f:
+        for v, offset in placed:
+            f.seek(offset)
+            f.write(np.ascontiguousarray(v.data, dtype=v.dtype).tobytes())
+        f.truncate(total)
+
+
+def _copy_runtime(out_dir: Path, families: list[str]) -> list[str]:
+    runtime = paths.runtime_dir()
+    dest = out_dir / "mlcc_runtime"
+    files = []
+    for header in sorted((runtime / "include").rglob("*.h")):
+        rel = header.relative_to(runtime)
+        family = header.stem if header.parent.name == "kernels" else None
+        if family is not None and family not in families:
+            continue
+        files.append(rel)
+    for family in families:
+        files += [src.relative_to(runtime) for src in toolchain.family_sources(family)]
+        files += [h.relative_to(runtime) for h in sorted((runtime / "kernels" / family).glob("*.h"))]
+    for rel in files:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(runtime / rel, dest / rel)
+    return [f"mlcc_runtime/{rel.as_posix()}" for rel in files]
+
+
+def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model_bytes: bytes, source_name: str) -> Sources:
+    graph = program.graph
+    names = program.names
+    NAME = name.upper()
+    placed, weights_total = _layout_weights(program)
+    weights_file = f"{name}.weights.bin"
+    if weights_total:
+        _write_weights(out_dir / weights_file, placed, weights_total)
+
+    read = {id(v) for s in program.steps for v in s.reads}
+    params, taken = [], {"arena", "inputs", "outputs"}
+    inputs = []
+    for i, v in enumerate(graph.inputs):
+        ident = cnames.identifier(v.name)
+        while ident in taken:
+            ident += "_"
+        taken.add(ident)
+        inputs.append(dict(index=i, onnx_name=v.name, type=_type(v), c_type=dtypes.c_type(v.dtype),
+                           ident=names[id(v)], param_ident=ident, used=id(v) in read))
+        params.append(f"const {dtypes.c_type(v.dtype)} *{ident}")
+
+    produced = {id(v) for s in program.steps for v in s.writes}
+    outputs, copies, bound = [], [], set()
+    for i, (v, onnx_name) in enumerate(zip(graph.outputs, graph.output_names)):
+        ident = cnames.identifier(onnx_name)
+        while ident in taken:
+            ident += "_"
+        taken.add(ident)
+        declared = id(v) in produced and id(v) not in bound  # a step writes straight into this buffer
+        if declared:
+            bound.add(id(v))
+        else:  # an input, a constant, or a value already bound to an earlier output
+            source_desc = ("a model input" if any(v is x for x in graph.inputs) else
+                           "a constant" if v.is_const else "the same tensor as an earlier output")
+            copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=v.nbytes))
+        outputs.append(dict(index=i, onnx_name=onnx_name, type=_type(v), c_type=dtypes.c_type(v.dtype),
+                            ident=names[id(v)], param_ident=ident, declared=declared))
+        params.append(f"{dtypes.c_type(v.dtype)} *{ident}")
+    copied = {c["source"] for c in copies}
+    for t in inputs:
+        t["used"] = t["used"] or t["ident"] in copied
+
+    arena_tensors = [
+        dict(ident=names[id(b.value)], c_type=dtypes.c_type(b.value.dtype), offset=b.offset, type=_type(b.value),
+             nbytes=b.value.nbytes, first=b.first, last=b.last)
+        for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
+    ]
+    weights = [dict(ident=names[id(v)], c_type=dtypes.c_type(v.dtype), offset=off, type=_type(v)) for v, off in placed]
+
+    steps = []
+    for index, s in enumerate(program.steps):
+        ins = ", ".join(_type(v) for v in s.node.inputs if v is not None)
+        outs = ", ".join(_type(v) for v in s.node.outputs if v.name)
+        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=s.code,
+                          signature=cnames.comment_text(f"{ins} -> {outs}")))
+
+    headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
+               if (paths.runtime_dir() / "include" / "mlcc" / "kernels" / f"{f}.h").exists()]
+    common = dict(name=name, NAME=NAME, version=__version__, source=source_name, target=program.target.name,
+                  inputs=inputs, outputs=outputs, params=params, arena_bytes=plan.arena_bytes,
+                  weights_bytes=weights_total)
+    (out_dir / f"{name}.h").write_text(render("model.h.j2", **common))
+    c_text = render(
+        "model.c.j2", **common,
+        model_sha256=hashlib.sha256(model_bytes).hexdigest(),
+        target_description=program.target.description,
+        compile_command=toolchain.display_command(program.target, f"{name}.c"),
+        intermediates_bytes=plan.intermediates_bytes,
+        weights_file=weights_file, headers=headers, static_arrays=program.static_arrays,
+        arena_tensors=arena_tensors, weights=weights, steps=steps, output_copies=copies,
+    )
+    (out_dir / f"{name}.c").write_text(_tidy(c_text))
+    files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]
+    return Sources(weights_total, len(placed), files)
+
+
+def _tidy(text: str) -> str:
+    """Collapse runs of blank lines that template control flow leaves behind."""
+    out, blank = [], 0
+    for line in text.splitlines():
+        blank = blank + 1 if not line.strip() else 0
+        if blank <= 1:
+            out.append(line.rstrip())
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,45 @@
+"""The element types mlcc handles: numpy dtype <-> ONNX elem type <-> C type. One table, one home."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from .errors import UnsupportedError
+
+# numpy name -> (ONNX elem type, C type)
+_TABLE = {
+    "float32": (TensorProto.FLOAT, "float"),
+    "float64": (TensorProto.DOUBLE, "double"),
+    "float16": (TensorProto.FLOAT16, "uint16_t"),
+    "int8": (TensorProto.INT8, "int8_t"),
+    "int16": (TensorProto.INT16, "int16_t"),
+    "int32": (TensorProto.INT32, "int32_t"),
+    "int64": (TensorProto.INT64, "int64_t"),
+    "uint8": (TensorProto.UINT8, "uint8_t"),
+    "uint16": (TensorProto.UINT16, "uint16_t"),
+    "uint32": (TensorProto.UINT32, "uint32_t"),
+    "uint64": (TensorProto.UINT64, "uint64_t"),
+    "bool": (TensorProto.BOOL, "bool"),
+}
+_BY_ONNX = {onnx_type: np.dtype(name) for name, (onnx_type, _) in _TABLE.items()}
+
+
+def from_onnx(elem_type: int, where: str | None = None) -> np.dtype:
+    try:
+        return _BY_ONNX[elem_type]
+    except KeyError:
+        name = TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() else elem_type
+        raise UnsupportedError(f"element type {name} is not supported", where) from None
+
+
+def to_onnx(dtype: np.dtype) -> int:
+    return _TABLE[np.dtype(dtype).name][0]
+
+
+def c_type(dtype: np.dtype) -> str:
+    return _TABLE[np.dtype(dtype).name][1]
+
+
+def is_supported(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).name in _TABLE

@@ -1,0 +1,237 @@
+"""ONNX ModelProto -> ir.Graph, with every value typed and every shape static.
+
+Loading refuses external data outside the model's folder. Local functions are inlined. Types come, per
+node in order, from (1) evaluating the op's reference when every input is a constant (this folds shape
+computations such as Shape -> Gather -> Concat -> Reshape), else (2) the op's own `infer`, else (3) onnx's
+per-node shape inference given the small constant inputs' values.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from . import dtypes, ops
+from .errors import ModelLoadError, ShapeError, UnsupportedError, UsageError
+from .ir import Graph, Node, Value
+
+MIN_OPSET = 7
+MAX_TENSOR_BYTES = 4 << 30  # one tensor larger than this is refused before anything is allocated
+_INFER_DATA_LIMIT = 1 << 16  # constants up to this many elements are shown to onnx's shape inference
+
+
+@dataclass
+class ShapeOverrides:
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # --shape INPUT=D0,D1,...
+    dims: dict[str, int] = field(default_factory=dict)  # --dim SYMBOL=N
+
+
+# --- loading ------------------------------------------------------------------------------------
+def load_model(path: str | os.PathLike) -> onnx.ModelProto:
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError("no such model file", str(path))
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # protobuf raises several unrelated types on garbage input
+        raise ModelLoadError(f"not a readable ONNX model ({type(exc).__name__})", str(path)) from None
+    if not model.HasField("graph"):
+        raise ModelLoadError("the file holds no ONNX graph", str(path))
+    _load_external_data(model, path.parent)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelLoadError(f"invalid ONNX model: {first}", str(path)) from None
+    if model.functions:
+        from onnx import inliner
+
+        model = inliner.inline_local_functions(model)
+    return model
+
+
+def _load_external_data(model: onnx.ModelProto, folder: Path) -> None:
+    from onnx.external_data_helper import _get_all_tensors, load_external_data_for_tensor, uses_external_data
+
+    base = folder.resolve()
+    for tensor in _get_all_tensors(model):
+        if not uses_external_data(tensor):
+            continue
+        info = {e.key: e.value for e in tensor.external_data}
+        location = info.get("location", "")
+        where = f"initializer {tensor.name!r}"
+        if not location or os.path.isabs(location) or ".." in Path(location).parts:
+            raise ModelLoadError(f"external data location {location!r} is outside the model's folder", where)
+        resolved = (base / location).resolve()
+        if base not in resolved.parents or not resolved.is_file():
+            raise ModelLoadError(f"external data file {location!r} is missing or outside the model's folder", where)
+        try:
+            load_external_data_for_tensor(tensor, str(base))
+        except Exception as exc:
+            raise ModelLoadError(f"cannot read external data {location!r}: {exc}", where) from None
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+
+
+# --- import -------------------------------------------------------------------------------------
+def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None, name: str = "model") -> Graph:
+    overrides = overrides or ShapeOverrides()
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    default_opset = opsets.get("", 0)
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= default_opset <= newest:
+        raise UnsupportedError(f"default-domain opset {default_opset} is outside the supported {MIN_OPSET}..{newest}")
+
+    g = model.graph
+    graph = Graph(name)
+    values: dict[str, Value] = {}
+    for init in g.initializer:
+        data = numpy_helper.to_array(init)
+        if not dtypes.is_supported(data.dtype):
+            raise UnsupportedError(f"element type {data.dtype} is not supported", f"initializer {init.name!r}")
+        values[init.name] = Value(init.name, data.dtype, tuple(data.shape), np.ascontiguousarray(data))
+
+    real_inputs = [i for i in g.input if i.name not in values]  # inputs with initializers are constants
+    _check_overrides(real_inputs, overrides)
+    for info in real_inputs:
+        value = Value(info.name, *_input_type(info, overrides))
+        values[info.name] = value
+        graph.inputs.append(value)
+
+    _check_ops(g.node, opsets)
+    for proto in g.node:
+        op = ops.lookup(proto.op_type, proto.domain)
+        node_name = proto.name or f"{proto.op_type}_{len(graph.nodes)}"
+        where = f"node {node_name!r} ({proto.op_type})"
+        inputs = []
+        for input_name in proto.input:
+            if input_name == "":
+                inputs.append(None)
+            elif input_name in values:
+                inputs.append(values[input_name])
+            else:
+                raise ModelLoadError(f"reads {input_name!r}, which no node produces", where)
+        node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where),
+                    proto.domain or "", opsets.get(proto.domain or "", default_opset))
+        _type_node(node, op, proto, list(proto.output), where)
+        for v in node.outputs:
+            values[v.name] = v
+        graph.nodes.append(node)
+
+    for out in g.output:
+        if out.name not in values:
+            raise ModelLoadError(f"graph output {out.name!r} is never produced")
+        graph.outputs.append(values[out.name])
+        graph.output_names.append(out.name)
+    if not graph.outputs:
+        raise ModelLoadError("the graph has no outputs")
+    return graph
+
+
+def _check_ops(nodes, opsets: dict[str, int]) -> None:
+    missing = [n for n in nodes if ops.lookup(n.op_type, n.domain) is None]
+    if missing:
+        listed = ", ".join(f"{n.op_type}{' (' + n.domain + ')' if n.domain else ''} in node {n.name!r}" for n in missing)
+        raise UnsupportedError(f"unsupported operator(s): {listed}")
+
+
+def _check_overrides(inputs, overrides: ShapeOverrides) -> None:
+    names = [i.name for i in inputs]
+    for name, shape in overrides.shapes.items():
+        if name not in names:
+            raise UsageError(f"--shape names unknown input {name!r}; the model's inputs are: {', '.join(names) or 'none'}")
+    symbols = {d.dim_param for i in inputs for d in i.type.tensor_type.shape.dim if d.dim_param}
+    for sym in overrides.dims:
+        if sym not in symbols:
+            raise UsageError(f"--dim names unknown symbol {sym!r}; the model's symbolic dims are: {', '.join(sorted(symbols)) or 'none'}")
+
+
+def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[np.dtype, tuple[int, ...]]:
+    where = f"input {info.name!r}"
+    if info.type.WhichOneof("value") != "tensor_type":
+        raise UnsupportedError("only tensor inputs are supported", where)
+    tt = info.type.tensor_type
+    dtype = dtypes.from_onnx(tt.elem_type, where)
+    declared = list(tt.shape.dim) if tt.HasField("shape") else None
+    if info.name in overrides.shapes:
+        shape = overrides.shapes[info.name]
+        if declared is not None and len(declared) != len(shape):
+            raise UsageError(f"--shape gives {len(shape)} dims but {info.name!r} has rank {len(declared)}")
+        for d, given in zip(declared or [], shape):
+            if d.HasField("dim_value") and d.dim_value != given:
+                raise UsageError(f"--shape {info.name}: dim {given} contradicts the model's fixed {d.dim_value}")
+        return dtype, tuple(shape)
+    if declared is None:
+        raise ShapeError(f"has no declared shape; give it with --shape {info.name}=D0,D1,...", where)
+    shape = []
+    for axis, d in enumerate(declared):
+        if d.HasField("dim_value") and d.dim_value > 0:
+            shape.append(d.dim_value)
+        elif d.HasField("dim_param") and d.dim_param in overrides.dims:
+            shape.append(overrides.dims[d.dim_param])
+        elif d.HasField("dim_param") and d.dim_param:
+            raise ShapeError(f"dim {axis} is symbolic ({d.dim_param!r}); give --dim {d.dim_param}=N or --shape {info.name}=...", where)
+        else:
+            raise ShapeError(f"dim {axis} is unknown; give --shape {info.name}=D0,D1,...", where)
+    return dtype, tuple(shape)
+
+
+# --- typing -------------------------------------------------------------------------------------
+def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[str], where: str) -> None:
+    present = [v for v in node.inputs if v is not None]
+    node.outputs = [Value(n, np.dtype("float32"), ()) for n in out_names]  # placeholders until typed
+    types = op.infer(node)
+    if types is None:
+        types = _onnx_infer(node, proto, where)
+    if types is not None:
+        for v, (dtype, shape) in zip(node.outputs, types):
+            v.dtype, v.shape = np.dtype(dtype), tuple(int(d) for d in shape)
+            if v.nbytes > MAX_TENSOR_BYTES:
+                raise ShapeError(f"output {v.name!r} would take {v.nbytes} bytes, over the {MAX_TENSOR_BYTES} limit", where)
+    foldable = all(v.is_const for v in present) and (present or op.always_folded)
+    if foldable:
+        results = op.reference(node, [None if v is None else v.data for v in node.inputs])
+        for v, data in zip(node.outputs, results):
+            data = np.ascontiguousarray(data)
+            v.dtype, v.shape, v.data = data.dtype, tuple(data.shape), data
+        return
+    if op.value_dependent_shape:
+        raise ShapeError("its output shape depends on input values known only at run time; "
+                         "mlcc compiles such ops only when their inputs are constants", where)
+    if types is None:
+        raise ShapeError("cannot infer its output shapes; set the input shapes with --shape/--dim", where)
+
+
+def _onnx_infer(node: Node, proto: onnx.NodeProto, where: str):
+    try:
+        schema = onnx.defs.get_schema(node.op_type, node.opset, node.domain)
+    except Exception:
+        return None
+    types, data = {}, {}
+    for v in node.inputs:
+        if v is None:
+            continue
+        types[v.name] = helper.make_tensor_type_proto(dtypes.to_onnx(v.dtype), list(v.shape))
+        if v.is_const and v.size <= _INFER_DATA_LIMIT:
+            data[v.name] = numpy_helper.from_array(v.data, v.name)
+    try:
+        inferred = onnx.shape_inference.infer_node_outputs(
+            schema, proto, types, data, opset_imports=[helper.make_opsetid(node.domain, node.opset)])
+    except Exception as exc:
+        message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ShapeError(f"shape inference failed: {message}", where) from None
+    result = []
+    for v in node.outputs:
+        t = inferred.get(v.name)
+        if t is None or not t.tensor_type.HasField("shape"):
+            return None
+        dims = t.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            return None
+        result.append((dtypes.from_onnx(t.tensor_type.elem_type, where), tuple(d.dim_value for d in dims)))
+    return result

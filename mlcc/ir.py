@@ -1,0 +1,162 @@
+"""The intermediate representation: a graph of typed values and nodes, every shape static.
+
+A `Value` is a tensor: a name, a dtype, a shape, and for constants the data. A `Node` applies one operator
+(looked up in mlcc.ops by `op_type`) to input values and defines output values. `Graph.nodes` is kept in a
+valid execution order. The text form (`format_graph`) is stable: pass tests and `--print-after` use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from .errors import MlccError
+
+
+@dataclass(eq=False)
+class Value:
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    data: np.ndarray | None = None  # set for constants (weights, folded values)
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np.dtype(self.dtype).itemsize
+
+    def type_str(self) -> str:
+        return f"{np.dtype(self.dtype).name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        return f"%{self.name}:{self.type_str()}"
+
+
+@dataclass(eq=False)
+class Node:
+    op_type: str
+    name: str
+    inputs: list[Value | None]  # None marks an omitted optional input
+    outputs: list[Value]
+    attrs: dict[str, Any] = field(default_factory=dict)  # parsed, ONNX defaults filled in by the op
+    domain: str = ""
+    opset: int = 0  # the model's opset for this node's domain: ops read version-dependent forms from it
+
+    def input(self, i: int) -> Value | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def where(self) -> str:
+        return f"node {self.name!r} ({self.op_type})"
+
+    def __repr__(self) -> str:
+        return f"Node({self.op_type} {self.name!r})"
+
+
+class Graph:
+    def __init__(self, name: str = "model"):
+        self.name = name
+        self.inputs: list[Value] = []
+        self.outputs: list[Value] = []
+        self.output_names: list[str] = []  # the ONNX names, kept when a pass swaps an output's value
+        self.nodes: list[Node] = []
+
+    # --- queries --------------------------------------------------------------------------------
+    def producers(self) -> dict[int, Node]:
+        return {id(v): n for n in self.nodes for v in n.outputs}
+
+    def consumers(self) -> dict[int, list[Node]]:
+        uses: dict[int, list[Node]] = {}
+        for n in self.nodes:
+            for v in n.inputs:
+                if v is not None:
+                    uses.setdefault(id(v), []).append(n)
+        return uses
+
+    def values(self) -> list[Value]:
+        """Every value, each once, in first-appearance order."""
+        seen: dict[int, Value] = {}
+        for v in self.inputs:
+            seen.setdefault(id(v), v)
+        for n in self.nodes:
+            for v in [*n.inputs, *n.outputs]:
+                if v is not None:
+                    seen.setdefault(id(v), v)
+        for v in self.outputs:
+            seen.setdefault(id(v), v)
+        return list(seen.values())
+
+    def constants(self) -> list[Value]:
+        return [v for v in self.values() if v.is_const]
+
+    # --- edits ----------------------------------------------------------------------------------
+    def replace_uses(self, old: Value, new: Value) -> None:
+        for n in self.nodes:
+            n.inputs = [new if v is old else v for v in n.inputs]
+        self.outputs = [new if v is old else v for v in self.outputs]
+
+    # --- checks ---------------------------------------------------------------------------------
+    def verify(self) -> None:
+        """Well formed: every input defined before use, every value produced once, static types."""
+        defined = {id(v) for v in self.inputs}
+        for n in self.nodes:
+            for v in n.inputs:
+                if v is not None and not v.is_const and id(v) not in defined:
+                    raise MlccError(f"reads {v.name!r} before it is produced", n.where())
+            for v in n.outputs:
+                if id(v) in defined:
+                    raise MlccError(f"output {v.name!r} is produced twice", n.where())
+                if any((not isinstance(d, (int, np.integer))) or d < 0 for d in v.shape):
+                    raise MlccError(f"output {v.name!r} has a non-static shape {v.shape}", n.where())
+                defined.add(id(v))
+        for v in self.outputs:
+            if not v.is_const and id(v) not in defined:
+                raise MlccError(f"graph output {v.name!r} is never produced")
+
+
+def _format_attr(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"tensor<{value.dtype.name}[{','.join(map(str, value.shape))}]>"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_format_attr(x) for x in value) + "]"
+    if isinstance(value, bytes):
+        return repr(value.decode("utf-8", "replace"))
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def format_graph(graph: Graph) -> str:
+    """The stable text form: one line per input, constant, node and output."""
+    lines = [f"graph {graph.name}"]
+    lines += [f"  input {v!r}" for v in graph.inputs]
+    lines += [f"  const {v!r}" for v in graph.constants()]
+    for n in graph.nodes:
+        ins = ", ".join("_" if v is None else f"%{v.name}" for v in n.inputs)
+        outs = ", ".join(f"{v!r}" for v in n.outputs)
+        attrs = "".join(f" {k}={_format_attr(v)}" for k, v in sorted(n.attrs.items()))
+        lines.append(f"  {outs} = {n.op_type}({ins}){attrs}  # {n.name}")
+    for v, name in zip(graph.outputs, graph.output_names):
+        lines.append(f"  output %{v.name}" + (f" as {name!r}" if name != v.name else ""))
+    return "\n".join(lines) + "\n"
+
+
+def unique_name(taken: set[str], base: str) -> str:
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name
+
+
+def iter_tensor_values(values: Iterable[Value | None]) -> Iterable[Value]:
+    return (v for v in values if v is not None)

@@ -1,0 +1,134 @@
+"""Lowering: every node gets its implementation for the target, as C rendered from a template.
+
+Each op's `lower(node, ctx)` calls `ctx.emit(template, **values)`; templates name tensors through
+`ctx.ptr(value)` and may call runtime kernels declared by `ctx.use_kernels(family)`. Lowering also assigns
+every tensor its C identifier (sanitised from the ONNX name) and records scratch buffers for the planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import cnames, dtypes, ops
+from .errors import UnsupportedError
+from .ir import Graph, Node, Value
+from .targets import Target
+from .render import render
+
+
+@dataclass
+class Step:
+    node: Node
+    code: str = ""
+    scratch: list[Value] = field(default_factory=list)  # live during this step only
+
+    @property
+    def reads(self) -> list[Value]:
+        return [v for v in self.node.inputs if v is not None and not v.is_const]
+
+    @property
+    def writes(self) -> list[Value]:
+        return [v for v in self.node.outputs if v.name]  # an empty name is an omitted optional output
+
+
+@dataclass
+class StaticArray:
+    ident: str
+    c_type: str
+    values: list
+    comment: str = ""
+
+
+@dataclass
+class Program:
+    graph: Graph
+    target: Target
+    steps: list[Step]
+    names: dict[int, str]  # id(Value) -> C identifier
+    kernel_families: list[str]
+    static_arrays: list[StaticArray]
+
+
+class LowerContext:
+    def __init__(self, graph: Graph, target: Target):
+        self.graph = graph
+        self.target = target
+        self.names: dict[int, str] = {}
+        self._taken: set[str] = set()
+        self.kernel_families: list[str] = []
+        self.static_arrays: list[StaticArray] = []
+        self.step: Step | None = None
+        for v in graph.values():
+            self._name(v)
+
+    def _name(self, value: Value) -> str:
+        if id(value) not in self.names:
+            prefix = "w_" if value.is_const else "t_"
+            base = cnames.identifier(value.name, prefix)
+            ident, i = base, 1
+            while ident in self._taken:
+                i += 1
+                ident = f"{base}_{i}"
+            self._taken.add(ident)
+            self.names[id(value)] = ident
+        return self.names[id(value)]
+
+    # --- what ops call --------------------------------------------------------------------------
+    def ptr(self, value: Value) -> str:
+        """The C identifier of a tensor's data pointer (typed by its dtype)."""
+        return self._name(value)
+
+    def c_type(self, value_or_dtype) -> str:
+        dtype = value_or_dtype.dtype if isinstance(value_or_dtype, Value) else value_or_dtype
+        return dtypes.c_type(dtype)
+
+    def use_kernels(self, family: str) -> None:
+        """Link the runtime kernel family runtime_c/kernels/<family>/ and include its header."""
+        if family not in self.kernel_families:
+            self.kernel_families.append(family)
+
+    def scratch(self, nbytes: int, hint: str = "scratch", dtype=np.float32) -> str:
+        """Arena bytes live only during this step (e.g. an im2col buffer); returns its C identifier."""
+        assert self.step is not None
+        count = max(1, -(-int(nbytes) // np.dtype(dtype).itemsize))
+        value = Value(f"{self.step.node.name}_{hint}", np.dtype(dtype), (count,))
+        self.step.scratch.append(value)
+        return self._name(value)
+
+    def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
+        """A `static const` array at file scope (shape tables, strides); returns its identifier."""
+        ident = cnames.identifier(f"{self.step.node.name if self.step else ''}_{hint}", "k_")
+        base, i = ident, 1
+        while ident in self._taken:
+            i += 1
+            ident = f"{base}_{i}"
+        self._taken.add(ident)
+        self.static_arrays.append(StaticArray(ident, c_type, [int(x) if c_type != "float" else float(x) for x in values], comment))
+        return ident
+
+    def emit(self, template: str, **values: Any) -> None:
+        """Render `template` (under mlcc/templates/) into this step's code."""
+        assert self.step is not None
+        code = render(template, **values).strip("\n")
+        self.step.code = f"{self.step.code}\n{code}" if self.step.code else code
+
+
+def lower_graph(graph: Graph, target: Target) -> Program:
+    ctx = LowerContext(graph, target)
+    steps, missing = [], []
+    for node in graph.nodes:
+        op = ops.lookup(node.op_type, node.domain)
+        if op is None or not op.can_lower:
+            missing.append(node)
+            continue
+        ctx.step = Step(node)
+        op.lower(node, ctx)
+        steps.append(ctx.step)
+    if missing:
+        listed = ", ".join(f"{n.op_type} ({n.name!r})" for n in missing)
+        raise UnsupportedError(f"no implementation for {len(missing)} node(s) on target {target.name}: {listed}")
+    ctx.step = None
+    return Program(graph, target, steps, ctx.names, ctx.kernel_families, ctx.static_arrays)

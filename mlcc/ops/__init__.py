@@ -1,0 +1,158 @@
+"""The operator registry. Each ONNX operator lives in one module of this package (trivial elementwise
+families in one table), as a subclass of `Op` registered with `@register`. Importing this package imports
+every module in it, so the registry fills itself; nothing else lists op names.
+
+An op provides:
+  attrs      the attribute spec: name -> ONNX default (REQUIRED where the spec has none)
+  infer      output (dtype, shape) pairs; the default asks onnx's own per-node shape inference
+  reference  numpy outputs for constant folding; the default runs onnx.reference on the single node
+  lower      the implementation for a target: kernel calls and/or template code (see mlcc.lower)
+and capability flags that passes ask instead of testing op names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..errors import UnsupportedError
+from ..ir import Node
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+
+class Op:
+    op_type: ClassVar[str] = ""
+    domain: ClassVar[str] = ""
+    attrs: ClassVar[dict[str, Any]] = {}
+
+    # capabilities, asked by passes and the planner
+    elementwise: ClassVar[bool] = False  # output[i] depends on input[i] only (after broadcasting)
+    inplace_safe: ClassVar[bool] = False  # output may share bytes with its first input
+    always_folded: ClassVar[bool] = False  # its outputs are known at build time (Shape, Constant, ...)
+    removable_identity: ClassVar[bool] = False  # at inference it forwards input 0 (Identity, Dropout)
+    value_dependent_shape: ClassVar[bool] = False  # output shape depends on input values (NonZero, ...)
+
+    # --- attributes -----------------------------------------------------------------------------
+    def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
+        given = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+        parsed: dict[str, Any] = {}
+        for name, default in self.attrs.items():
+            if name in given:
+                value = given[name]
+                if isinstance(value, bytes):
+                    value = value.decode("utf-8", "replace")
+                elif isinstance(value, onnx.TensorProto):
+                    value = numpy_helper.to_array(value)
+                elif isinstance(value, list) and value and isinstance(value[0], bytes):
+                    value = [v.decode("utf-8", "replace") for v in value]
+                parsed[name] = value
+            elif default is REQUIRED:
+                raise UnsupportedError(f"attribute {name!r} is required", where)
+            elif default is not None:
+                parsed[name] = default
+        for name, value in given.items():  # attributes the spec does not know still reach the reference
+            parsed.setdefault(name, value)
+        return parsed
+
+    # --- semantics ------------------------------------------------------------------------------
+    def infer(self, node: Node) -> list[tuple[np.dtype, tuple[int, ...]]] | None:
+        """Output types, or None to use onnx's per-node shape inference (the frontend calls it)."""
+        return None
+
+    def reference(self, node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+        return run_onnx_reference(node, inputs)
+
+    def lower(self, node: Node, ctx) -> None:
+        """Emit the node's implementation into ctx (a mlcc.lower.LowerContext)."""
+        raise UnsupportedError(f"{self.op_type} has no implementation for this target yet", node.where())
+
+    def flops(self, node: Node) -> int:
+        """Floating-point operations one run of the node does (a multiply-add counts 2)."""
+        return 0
+
+    def forwards_input(self, node: Node) -> bool:
+        """For removable_identity ops: does this node forward input 0 unchanged (e.g. Dropout in test mode)?"""
+        return self.removable_identity
+
+    @property
+    def can_lower(self) -> bool:
+        return type(self).lower is not Op.lower
+
+
+_REGISTRY: dict[tuple[str, str], Op] = {}
+
+
+def register(cls: type[Op]) -> type[Op]:
+    key = (cls.domain, cls.op_type)
+    if key in _REGISTRY:
+        raise RuntimeError(f"op {cls.op_type} registered twice")
+    _REGISTRY[key] = cls()
+    return cls
+
+
+def register_family(make: Callable[..., type[Op]], table: dict[str, Any]) -> None:
+    """Register one op class per table row: `make(op_type, row)` builds the class."""
+    for op_type, row in table.items():
+        register(make(op_type, row))
+
+
+def lookup(op_type: str, domain: str = "") -> Op | None:
+    return _REGISTRY.get((domain or "", op_type))
+
+
+def all_ops() -> dict[tuple[str, str], Op]:
+    return dict(_REGISTRY)
+
+
+def onnx_attr_protos(node: Node) -> list[onnx.AttributeProto]:
+    protos = []
+    for name, value in node.attrs.items():
+        if isinstance(value, np.ndarray):
+            value = numpy_helper.from_array(value)
+        protos.append(helper.make_attribute(name, value))
+    return protos
+
+
+def to_node_proto(node: Node) -> onnx.NodeProto:
+    names = ["" if v is None else v.name for v in node.inputs]
+    proto = helper.make_node(node.op_type, names, [v.name for v in node.outputs], domain=node.domain or None)
+    proto.attribute.extend(onnx_attr_protos(node))
+    return proto
+
+
+def run_onnx_reference(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+    """Evaluate one node with onnx's reference implementation (the oracle for constant folding)."""
+    from onnx.reference import ReferenceEvaluator
+
+    proto = to_node_proto(node)
+    graph_inputs, feeds = [], {}
+    for v, data in zip(node.inputs, inputs):
+        if v is None:
+            continue
+        graph_inputs.append(helper.make_tensor_value_info(v.name, onnx.helper.np_dtype_to_tensor_dtype(data.dtype), data.shape))
+        feeds[v.name] = data
+    outputs = [helper.make_tensor_value_info(v.name, onnx.TensorProto.UNDEFINED, None) for v in node.outputs]
+    graph = helper.make_graph([proto], "fold", graph_inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain, node.opset)])
+    results = ReferenceEvaluator(model).run(None, feeds)
+    return [np.asarray(r) for r in results]
+
+
+def _import_all() -> None:
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_all()

@@ -1,0 +1,60 @@
+"""Index arithmetic for loops over broadcast operands, shared by ops that render elementwise loops.
+
+Computed in Python so templates only print: `loop_nest(out_shape, [in_shape, ...])` coalesces dims that
+are contiguous in every operand and gives each operand its element strides (0 where it broadcasts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class LoopNest:
+    extents: list[int]  # loop trip counts, outermost first (empty for a scalar)
+    out_index: str  # C index expression for the output
+    operand_index: list[str]  # C index expression per operand
+
+    @property
+    def flat(self) -> bool:
+        return len(self.extents) <= 1
+
+
+def _strides(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> list[int]:
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    strides, step = [], 1
+    for dim in reversed(padded):
+        strides.append(step if dim != 1 else 0)
+        step *= dim
+    strides = strides[::-1]
+    return [0 if padded[i] == 1 and out_shape[i] != 1 else strides[i] for i in range(len(out_shape))]
+
+
+def loop_nest(out_shape: tuple[int, ...], operand_shapes: list[tuple[int, ...]]) -> LoopNest:
+    out_shape = tuple(int(d) for d in out_shape)
+    if int(np.prod(out_shape, dtype=np.int64)) == 0:
+        return LoopNest([0], "i0", ["0"] * len(operand_shapes))
+    dims = [d for d in range(len(out_shape)) if out_shape[d] != 1]
+    extents = [out_shape[d] for d in dims]
+    all_strides = [_strides(out_shape, out_shape)] + [_strides(s, out_shape) for s in operand_shapes]
+    per = [[s[d] for d in dims] for s in all_strides]
+    # merge dim k into k-1 where every operand steps contiguously across the boundary
+    k = len(extents) - 1
+    while k > 0:
+        if all(p[k - 1] == p[k] * extents[k] for p in per):
+            extents[k - 1] *= extents[k]
+            for p in per:
+                p[k - 1] = p[k]
+                del p[k]
+            del extents[k]
+        k -= 1
+    if not extents:
+        extents, per = [1], [[0] for _ in per]
+
+    def index(strides: list[int]) -> str:
+        terms = [f"i{d}" if s == 1 else f"i{d} * {s}" for d, s in enumerate(strides) if s]
+        return " + ".join(terms) or "0"
+
+    return LoopNest(extents, index(per[0]), [index(p) for p in per[1:]])

@@ -1,0 +1,36 @@
+"""Graph passes. Each lives in its own module `<verb>_<object>.py` exposing `run(graph) -> dict`, the dict
+being what it did (recorded in report.json). PIPELINES lists them per -O level, in order; that list is
+the only place a pass is named.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ..errors import UsageError
+from ..ir import Graph
+
+PIPELINES: dict[int, list[str]] = {
+    0: ["fold_constants", "eliminate_dead_code"],
+    1: ["fold_constants", "remove_identities", "eliminate_dead_code"],
+    2: ["fold_constants", "remove_identities", "eliminate_dead_code"],
+    3: ["fold_constants", "remove_identities", "eliminate_dead_code"],
+}
+
+
+def all_pass_names() -> list[str]:
+    return sorted({name for names in PIPELINES.values() for name in names})
+
+
+def get(name: str) -> Callable[[Graph], dict]:
+    return importlib.import_module(f"{__name__}.{name}").run
+
+
+def pipeline(level: int, disabled: list[str] = ()) -> list[str]:
+    unknown = [d for d in disabled if d not in all_pass_names()]
+    if unknown:
+        raise UsageError(f"--disable-pass: unknown pass {unknown[0]!r}; passes are: {', '.join(all_pass_names())}")
+    if level not in PIPELINES:
+        raise UsageError(f"unknown optimisation level -O{level}; levels are {', '.join(map(str, PIPELINES))}")
+    return [p for p in PIPELINES[level] if p not in disabled]

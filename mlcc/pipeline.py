@@ -1,0 +1,114 @@
+"""The compiler's data flow, top to bottom: load -> import -> passes -> lower -> plan -> codegen -> toolchain.
+
+Each stage is one call; `verify_each` asks each stage to check its own contract.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, targets, toolchain
+from .errors import UsageError
+from .report import build_report, op_counts
+
+
+@dataclass
+class BuildOptions:
+    target: str = "host"
+    out_dir: Path | None = None
+    name: str | None = None
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    dims: dict[str, int] = field(default_factory=dict)
+    opt_level: int = 2
+    disabled_passes: tuple[str, ...] = ()
+    verify_each: bool = False
+    compile: bool = True  # False stops after planning (inspect)
+    progress: Callable[[str], None] = lambda stage: None
+
+
+@dataclass
+class Compiled:
+    """Everything known about a model after planning, before any file is written."""
+    graph: ir.Graph
+    program: lower.Program
+    plan: plan.MemoryPlan
+    pass_log: list[dict]
+    ops_before: dict[str, int]
+    target: targets.Target
+    name: str
+
+
+def default_name(model_path: Path) -> str:
+    return cnames.identifier(model_path.stem) or "model"
+
+
+def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
+    target = targets.resolve(options.target)
+    name = options.name or default_name(model_path)
+    if not cnames.is_identifier(name):
+        raise UsageError(f"--name {name!r} is not a C identifier (letters, digits and _, not starting with a digit)")
+    pass_names = passes.pipeline(options.opt_level, options.disabled_passes)
+
+    options.progress("loading")
+    model = frontend.load_model(model_path)
+    options.progress("importing")
+    graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims), name)
+    ops_before = op_counts(graph)
+    if options.verify_each:
+        graph.verify()
+
+    pass_log = []
+    for pass_name in pass_names:
+        options.progress(f"pass {pass_name}")
+        started = time.perf_counter()
+        did = passes.get(pass_name)(graph)
+        pass_log.append({"pass": pass_name, "seconds": round(time.perf_counter() - started, 4), **did})
+        if options.verify_each:
+            graph.verify()
+
+    options.progress("lowering")
+    program = lower.lower_graph(graph, target)
+    options.progress("planning memory")
+    memory = plan.plan_memory(program)
+    return Compiled(graph, program, memory, pass_log, ops_before, target, name)
+
+
+def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
+    """Compile the model into options.out_dir; returns (out_dir, report). Nothing is left on failure."""
+    model_path = Path(model_path)
+    started = time.perf_counter()
+    compiled = compile_model(model_path, options)
+    out_dir = Path(options.out_dir or Path("mlcc-out") / f"{model_path.stem}-{compiled.target.name}")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        options.progress("generating C")
+        sources = codegen.generate(compiled.program, compiled.plan, staging, compiled.name,
+                                   model_path.read_bytes(), model_path.name)
+        artifacts = {}
+        if options.compile:
+            options.progress(f"compiling for {compiled.target.name}")
+            exports = [f"{compiled.name}_run_v", f"{compiled.name}_run"]
+            artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
+                                                  compiled.program.kernel_families, exports)
+        report = build_report(compiled, sources, artifacts, staging, time.perf_counter() - started)
+        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        staging.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out_dir, report
+
+
+
+
+__all__ = ["BuildOptions", "Compiled", "build", "compile_model", "__version__"]

@@ -1,0 +1,54 @@
+"""report.json: what was built, for people and for `mlcc run/bench`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__, ops
+
+
+def tensor_info(value, name: str | None = None) -> dict:
+    return {"name": name or value.name, "dtype": np.dtype(value.dtype).name, "shape": list(value.shape)}
+
+
+def model_flops(graph) -> int:
+    total = 0
+    for node in graph.nodes:
+        op = ops.lookup(node.op_type, node.domain)
+        total += op.flops(node) if op is not None else 0
+    return int(total)
+
+
+def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, seconds: float) -> dict:
+    graph, memory = compiled.graph, compiled.plan
+    return {
+        "mlcc_version": __version__,
+        "name": compiled.name,
+        "target": compiled.target.name,
+        "inputs": [tensor_info(v) for v in graph.inputs],
+        "outputs": [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)],
+        "arena_bytes": memory.arena_bytes,
+        "arena_lower_bound_bytes": memory.lower_bound_bytes,
+        "intermediates_bytes": memory.intermediates_bytes,
+        "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values},
+        "weights_bytes": sources.weights_bytes,
+        "weights_tensors": sources.weights_count,
+        "code_bytes": {kind: (out_dir / rel).stat().st_size for kind, rel in artifacts.items()},
+        "artifacts": artifacts,
+        "files": sources.files,
+        "flops": model_flops(graph),
+        "ops_before": compiled.ops_before,
+        "ops": op_counts(graph),
+        "kernel_families": compiled.program.kernel_families,
+        "passes": compiled.pass_log,
+        "build_seconds": round(seconds, 3),
+    }
+
+
+def op_counts(graph) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for n in graph.nodes:
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,68 @@
+"""wasm32 runner: instantiates NAME.wasm in wasmtime. The module imports nothing; inputs, outputs and the
+arena are placed in its linear memory above __heap_base, which the generated code never touches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import RunError
+from . import LoadedModel, register
+
+PAGE = 65536
+
+
+def _align(n: int, a: int = 64) -> int:
+    return (n + a - 1) // a * a
+
+
+@register("wasmtime")
+class WasmModel(LoadedModel):
+    def __init__(self, out_dir: Path, report: dict):
+        import wasmtime
+
+        super().__init__(out_dir, report)
+        path = out_dir / report["artifacts"].get("wasm", "")
+        if not path.is_file():
+            raise RunError(f"{out_dir} has no .wasm module to run")
+        config = wasmtime.Config()
+        config.wasm_simd = True
+        self.engine = wasmtime.Engine(config)
+        self.store = wasmtime.Store(self.engine)
+        module = wasmtime.Module.from_file(self.engine, str(path))
+        instance = wasmtime.Instance(self.store, module, [])
+        exports = instance.exports(self.store)
+        if "_initialize" in exports:
+            exports["_initialize"](self.store)
+        self.memory = exports["memory"]
+        self.entry = exports[f"{report['name']}_run_v"]
+        self.base = _align(exports["__heap_base"].value(self.store))
+
+    def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
+        store, memory = self.store, self.memory
+        cursor = self.base
+        in_table, cursor = cursor, _align(cursor + 4 * max(len(inputs), 1))
+        out_table, cursor = cursor, _align(cursor + 4 * len(outputs))
+        in_addrs, out_addrs = [], []
+        for a in inputs:
+            in_addrs.append(cursor)
+            cursor = _align(cursor + a.nbytes)
+        for a in outputs:
+            out_addrs.append(cursor)
+            cursor = _align(cursor + a.nbytes)
+        arena, cursor = cursor, cursor + max(self.report["arena_bytes"], 1)
+        if cursor > 1 << 32:
+            raise RunError(f"model needs {cursor} bytes of wasm32 memory, over the 4 GiB limit")
+        have = memory.data_len(store)
+        if cursor > have:
+            memory.grow(store, (cursor - have + PAGE - 1) // PAGE)
+        memory.write(store, np.array(in_addrs or [0], dtype="<u4").tobytes(), in_table)
+        memory.write(store, np.array(out_addrs, dtype="<u4").tobytes(), out_table)
+        for a, addr in zip(inputs, in_addrs):
+            memory.write(store, a.tobytes(), addr)
+        status = self.entry(store, in_table, out_table, arena)
+        for a, addr in zip(outputs, out_addrs):
+            a[...] = np.frombuffer(memory.read(store, addr, addr + a.nbytes), dtype=a.dtype).reshape(a.shape)
+        return status

@@ -1,0 +1,91 @@
+"""Targets are data: one TOML file per target in targets/. `host` resolves to the best one this machine runs."""
+
+from __future__ import annotations
+
+import platform
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from . import paths
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    triple: str  # zig target triple
+    cpu: str  # zig -mcpu value ("" for the triple's default)
+    cflags: tuple[str, ...]
+    ldflags: tuple[str, ...]
+    features: tuple[str, ...]  # ISA features kernel variants select on
+    vector_bytes: int
+    alignment: int
+    libc: bool
+    artifacts: tuple[str, ...]  # artifact kinds: shared_library, static_library, wasm, executable
+    runner: str  # host | wasmtime | qemu
+    aliases: tuple[str, ...] = ()
+    machine: str = ""  # platform.machine() of hosts that run it natively
+    cpu_flags: tuple[str, ...] = ()  # /proc/cpuinfo flags a host needs to run it natively
+    host_priority: int = 0  # among targets this host runs, the highest is `host`
+    qemu: tuple[str, ...] = field(default=())  # qemu-user command for runner = "qemu"
+
+    @property
+    def is_wasm(self) -> bool:
+        return self.triple.startswith("wasm")
+
+
+def _load(path: Path) -> Target:
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    tupled = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return Target(**tupled)
+
+
+@lru_cache(maxsize=1)
+def all_targets() -> dict[str, Target]:
+    found = {}
+    for path in sorted(paths.targets_dir().glob("*.toml")):
+        target = _load(path)
+        if target.name != path.stem:
+            raise RuntimeError(f"{path}: name {target.name!r} differs from the file name")
+        found[target.name] = target
+    return found
+
+
+def _host_cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+@lru_cache(maxsize=1)
+def host_target() -> Target:
+    machine, flags = platform.machine(), _host_cpu_flags()
+    runnable = [
+        t for t in all_targets().values()
+        if t.runner == "host" and t.machine == machine and set(t.cpu_flags) <= flags
+    ]
+    if not runnable:
+        raise UsageError(f"no target in targets/ runs natively on this {machine} machine")
+    return max(runnable, key=lambda t: t.host_priority)
+
+
+def resolve(name: str) -> Target:
+    if name == "host":
+        return host_target()
+    targets = all_targets()
+    if name in targets:
+        return targets[name]
+    for target in targets.values():
+        if name in target.aliases:
+            return target
+    valid = ", ".join(["host", *targets])
+    raise UsageError(f"unknown target {name!r}; valid targets: {valid}")

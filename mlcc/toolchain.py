@@ -1,0 +1,151 @@
+"""The C toolchain: Zig's clang from the `ziglang` package, driven by the target's data.
+
+Runtime kernel families are compiled once per (target, source, flags) and cached as objects, so building a
+model is one compiler call for its own NAME.c plus a link.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from . import paths
+from .errors import ToolchainError
+from .targets import Target
+
+WARNINGS = ("-Wall", "-Wextra", "-Werror")
+OPTIMISE = ("-O2", "-fno-math-errno")
+
+
+@lru_cache(maxsize=1)
+def zig_version() -> str:
+    return _run([sys.executable, "-m", "ziglang", "version"]).strip()
+
+
+def zig(tool: str) -> list[str]:
+    return [sys.executable, "-m", "ziglang", tool]
+
+
+def target_flags(target: Target) -> list[str]:
+    flags = ["-target", target.triple]
+    if target.cpu:
+        flags.append(f"-mcpu={target.cpu}")
+    flags += list(target.cflags)
+    if not target.is_wasm:
+        flags.append("-fPIC")
+    return flags
+
+
+def compile_flags(target: Target, include_dirs: list[str]) -> list[str]:
+    return [
+        *target_flags(target), "-std=c99", *OPTIMISE, *WARNINGS, "-fvisibility=hidden",
+        *(f"-I{d}" for d in include_dirs),
+    ]
+
+
+def display_command(target: Target, source: str) -> str:
+    """The command that compiles the generated C, as written into its provenance header."""
+    return " ".join(["zig cc", *compile_flags(target, ["mlcc_runtime/include"]), "-c", source])
+
+
+def _run(cmd: list[str], cwd: str | None = None) -> str:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"timed out: {' '.join(cmd[:6])} ...") from None
+    if proc.returncode != 0:
+        output = (proc.stderr or proc.stdout).strip()
+        raise ToolchainError(f"compiler failed ({' '.join(cmd[2:4])}): {output[:4000]}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class Kernel:
+    family: str
+    source: Path  # runtime_c/kernels/<family>/<file>.c
+
+
+def family_sources(family: str) -> list[Path]:
+    folder = paths.runtime_dir() / "kernels" / family
+    sources = sorted(folder.glob("*.c"))
+    if not sources:
+        raise RuntimeError(f"runtime kernel family {family!r} has no sources in {folder}")
+    return sources
+
+
+def _headers_digest() -> str:
+    h = hashlib.sha256()
+    for header in sorted((paths.runtime_dir() / "include").rglob("*.h")):
+        h.update(header.relative_to(paths.runtime_dir()).as_posix().encode())
+        h.update(header.read_bytes())
+    return h.hexdigest()
+
+
+def kernel_objects(target: Target, families: list[str]) -> list[Path]:
+    """Objects of every source in the families, compiled for the target (cached across builds)."""
+    include = str(paths.runtime_dir() / "include")
+    flags = compile_flags(target, [include])
+    salt = "\0".join([zig_version(), _headers_digest(), *flags])
+    objects, pending = [], []
+    cache = paths.cache_dir() / "objects" / target.name
+    cache.mkdir(parents=True, exist_ok=True)
+    for family in families:
+        for source in family_sources(family):
+            key = hashlib.sha256((salt + "\0" + source.read_text()).encode()).hexdigest()[:24]
+            obj = cache / f"{family}__{source.stem}__{key}.o"
+            objects.append(obj)
+            if not obj.exists():
+                pending.append((source, obj))
+    if pending:
+        with tempfile.TemporaryDirectory(prefix="mlcc-obj-") as tmp:
+            # one compiler call for every missing object; each lands under a unique name, then moves
+            # into the cache atomically so parallel builds never see half-written files
+            staged = []
+            for i, (source, obj) in enumerate(pending):
+                link = Path(tmp) / f"k{i}_{source.name}"
+                shutil.copyfile(source, link)
+                staged.append((link, obj))
+            _run([*zig("cc"), *flags, "-I", str(paths.runtime_dir() / "kernels"), "-c", *[str(s) for s, _ in staged]], cwd=tmp)
+            for link, obj in staged:
+                tmp_obj = obj.with_suffix(f".{os.getpid()}.tmp")
+                shutil.move(str(link.with_suffix(".o")), tmp_obj)
+                os.replace(tmp_obj, obj)
+    return objects
+
+
+def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str], exports: list[str]) -> dict[str, str]:
+    """Compile out_dir/NAME.c and link the target's artifacts; returns kind -> path relative to out_dir."""
+    objects = kernel_objects(target, families)
+    include = ["mlcc_runtime/include"]
+    flags = compile_flags(target, include)
+    artifacts: dict[str, str] = {}
+    if target.is_wasm:
+        wasm = f"{name}.wasm"
+        link = ["-s", "-Wl,--gc-sections", "-Wl,--export=__heap_base", *(f"-Wl,--export={e}" for e in exports)]
+        _run([*zig("cc"), *flags, f"{name}.c", *map(str, objects), "-o", wasm, *link, *target.ldflags, "-lm"], cwd=str(out_dir))
+        artifacts["wasm"] = wasm
+        return artifacts
+    with tempfile.TemporaryDirectory(prefix="mlcc-link-") as tmp:
+        model_obj = Path(tmp) / f"{name}.o"
+        _run([*zig("cc"), *flags, "-c", f"{name}.c", "-o", str(model_obj)], cwd=str(out_dir))
+        if "shared_library" in target.artifacts:
+            so = f"lib{name}.so"
+            _run([*zig("cc"), *target_flags(target), "-shared", str(model_obj), *map(str, objects), "-o", so, *target.ldflags, "-lm"], cwd=str(out_dir))
+            artifacts["shared_library"] = so
+        if "static_library" in target.artifacts:
+            members = [model_obj]
+            for obj in objects:  # archive members get readable names: <family>__<source>.o
+                member = Path(tmp) / (obj.name.rsplit("__", 1)[0] + ".o")
+                shutil.copyfile(obj, member)
+                members.append(member)
+            archive = f"lib{name}.a"
+            _run([*zig("ar"), "rcs", archive, *map(str, members)], cwd=str(out_dir))
+            artifacts["static_library"] = archive
+    return artifacts

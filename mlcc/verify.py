@@ -1,0 +1,61 @@
+"""Golden comparison against onnxruntime (or onnx.reference where onnxruntime is absent)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    max_abs: float
+    max_rel: float
+    nmse: float
+
+
+def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> Comparison:
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape:
+        return Comparison(False, float("inf"), float("inf"), float("inf"))
+    if got.dtype.kind in "biu" or expected.dtype.kind in "biu":
+        equal = np.array_equal(got.astype(np.int64), expected.astype(np.int64))
+        diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+        worst = float(diff.max()) if diff.size else 0.0
+        return Comparison(equal, worst, worst, 0.0 if equal else float("inf"))
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    same_special = (np.isnan(g) & np.isnan(e)) | (np.isinf(g) & (g == e))
+    diff = np.where(same_special, 0.0, np.abs(g - e))
+    diff = np.nan_to_num(diff, nan=np.inf)
+    rel = diff / np.maximum(np.abs(e), np.finfo(np.float32).tiny)
+    ok = bool(np.all(diff <= atol + rtol * np.abs(np.nan_to_num(e))))
+    energy = float(np.mean(np.square(np.nan_to_num(e)))) if e.size else 0.0
+    nmse = float(np.mean(np.square(np.nan_to_num(diff)))) / energy if energy > 0 else 0.0
+    return Comparison(ok, float(diff.max()) if diff.size else 0.0, float(rel.max()) if rel.size else 0.0, nmse)
+
+
+ORT_MAX_IR_VERSION = 10
+
+
+def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str]) -> tuple[dict[str, np.ndarray], str]:
+    """Outputs of `model` (a path or ModelProto) from onnxruntime, one thread; onnx.reference as fallback."""
+    import onnx
+
+    proto = model if isinstance(model, onnx.ModelProto) else onnx.load(str(model))
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+
+        results = ReferenceEvaluator(proto).run(names, feeds)
+        return dict(zip(names, results)), "onnx.reference"
+    if proto.ir_version > ORT_MAX_IR_VERSION:  # onnx's helpers stamp the newest IR; ORT may lag behind it
+        proto = onnx.ModelProto.FromString(proto.SerializeToString())
+        proto.ir_version = ORT_MAX_IR_VERSION
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    results = session.run(names, feeds)
+    return dict(zip(names, results)), f"onnxruntime {ort.__version__}"

@@ -1,0 +1,29 @@
+/* mlcc runtime: what generated models and kernels share. Portable C99, no libc state, no heap. */
+#ifndef MLCC_RUNTIME_H
+#define MLCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Status codes returned by NAME_run / NAME_run_v. */
+#define MLCC_OK 0
+#define MLCC_ERROR_NULL_ARGUMENT 1
+#define MLCC_ERROR_MISALIGNED_ARENA 2
+
+#define MLCC_ARENA_ALIGNMENT 64
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MLCC_RESTRICT __restrict__
+#define MLCC_ALIGNED(n) __attribute__((aligned(n)))
+#define MLCC_EXPORT __attribute__((visibility("default")))
+#else
+#define MLCC_RESTRICT
+#define MLCC_ALIGNED(n)
+#define MLCC_EXPORT
+#endif
+
+#define MLCC_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MLCC_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif /* MLCC_RUNTIME_H */

@@ -1,0 +1,69 @@
+"""Golden testing: build a model with mlcc for a target, run it, compare with onnxruntime.
+
+`check_model(model, feeds, target, tmp_path)` is the one way tests compare numbers; tolerances are stated
+per call. `node_model(...)` makes a one-node model for per-op tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from mlcc import runners
+from mlcc.pipeline import BuildOptions, build
+from mlcc.verify import compare, reference_outputs
+
+TARGETS = ["host", "wasm32"]
+
+
+def node_model(op_type: str, inputs: dict, outputs: list[str] | dict, attrs: dict | None = None,
+               opset: int = 17, initializers: dict | None = None, domain: str = "") -> onnx.ModelProto:
+    """A one-node model. inputs: name -> example array (graph input); initializers: name -> array
+    (constants); outputs: names (types left to inference) or name -> (np dtype, shape).
+    Input order of the node: inputs' keys then initializers' keys, unless attrs has `_order`."""
+    attrs = dict(attrs or {})
+    initializers = initializers or {}
+    order = attrs.pop("_order", [*inputs, *initializers])
+    node = helper.make_node(op_type, order, list(outputs), name=f"{op_type.lower()}_node", domain=domain or None, **attrs)
+    graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype), np.asarray(a).shape)
+                    for n, a in inputs.items()]
+    if isinstance(outputs, dict):
+        graph_outputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(d)), s) for n, (d, s) in outputs.items()]
+    else:
+        graph_outputs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in outputs]
+    inits = [numpy_helper.from_array(np.asarray(a), n) for n, a in initializers.items()]
+    graph = helper.make_graph([node], f"{op_type.lower()}_test", graph_inputs, graph_outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset)])
+    model.ir_version = 8 if opset < 21 else 10
+    return onnx.shape_inference.infer_shapes(model) if not isinstance(outputs, dict) else model
+
+
+def build_and_run(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path, **options) -> tuple[dict, dict]:
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    out_dir, report = build(path, BuildOptions(target=target, out_dir=tmp_path / f"out-{target}", **options))
+    return runners.load(out_dir).run(feeds), report
+
+
+def check_model(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path,
+                rtol: float = 1e-4, atol: float = 1e-5, expected: dict | None = None, **options) -> dict:
+    """Build+run with mlcc on `target` and assert every output matches onnxruntime (or `expected`)."""
+    got, report = build_and_run(model, feeds, target, tmp_path, **options)
+    names = [o["name"] for o in report["outputs"]]
+    if expected is None:
+        expected, _ = reference_outputs(model, feeds, names)
+    for name in names:
+        result = compare(got[name], expected[name], rtol, atol)
+        assert got[name].shape == np.asarray(expected[name]).shape, f"{name}: shape {got[name].shape} != {np.asarray(expected[name]).shape}"
+        assert result.ok, f"{name} on {target}: max abs err {result.max_abs:.3g}, max rel err {result.max_rel:.3g}"
+    return report
+
+
+def rand(*shape, seed: int = 0, dtype=np.float32, low: float | None = None, high: float | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed + 1000 * len(shape) + sum(shape))
+    if low is not None:
+        return rng.uniform(low, high, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
