@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: sets up everything the tests need on a fresh machine, then runs them.
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+. .venv/bin/activate
+pip install --quiet --disable-pip-version-check -e '.[test]'
+
+python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"
