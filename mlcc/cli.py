@@ -133,13 +133,25 @@ def main(verbose: bool):
 @opt_level_options
 @click.option("--disable-pass", "disabled", multiple=True, metavar="PASS", help="Switch a pass off (repeatable).")
 @click.option("--verify-each", is_flag=True, help="Check each stage's contract (slower).")
-def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each):
+@click.option("--print-after", "print_after", multiple=True, metavar="PASS", help="Print the IR after a pass (repeatable).")
+def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after):
     """Compile MODEL to C and the target's artifacts."""
+    from . import passes
+    from .ir import format_graph
     from .pipeline import BuildOptions, build as run_build
+
+    for pass_name in print_after:
+        if pass_name not in passes.all_pass_names():
+            raise UsageError(f"--print-after: unknown pass {pass_name!r}; passes are: {', '.join(passes.all_pass_names())}")
+
+    def after_pass(pass_name, graph):
+        if pass_name in print_after:
+            click.echo(f"; IR after {pass_name}\n{format_graph(graph)}", err=True)
 
     options = BuildOptions(target=target, out_dir=Path(out_dir) if out_dir else None, name=name,
                            shapes=_parse_shapes(shapes), dims=_parse_dims(dims), opt_level=opt_level,
-                           disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress())
+                           disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
+                           after_pass=after_pass)
     folder, report = run_build(model, options)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
     click.echo(f"built {folder}/ for {report['target']}: {artifacts}")

@@ -30,6 +30,7 @@ class BuildOptions:
     verify_each: bool = False
     compile: bool = True  # False stops after planning (inspect)
     progress: Callable[[str], None] = lambda stage: None
+    after_pass: Callable[[str, ir.Graph], None] = lambda name, graph: None  # e.g. --print-after
 
 
 @dataclass
@@ -69,6 +70,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         started = time.perf_counter()
         did = passes.get(pass_name)(graph)
         pass_log.append({"pass": pass_name, "seconds": round(time.perf_counter() - started, 4), **did})
+        options.after_pass(pass_name, graph)
         if options.verify_each:
             graph.verify()
 
