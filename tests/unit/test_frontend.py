@@ -1,0 +1,84 @@
+"""Frontend contracts: what loads, what becomes a constant, what is inlined, what is refused."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from mlcc import frontend
+from mlcc.errors import MlccError, ShapeError, UnsupportedError
+from tests.golden import check_model
+
+F = TensorProto.FLOAT
+
+
+def test_local_function_is_inlined(tmp_path):
+    # what torch.onnx's dynamo exporter emits: model-local functions called from the main graph
+    fn = helper.make_function("custom.local", "ScaledRelu", ["X", "S"], ["Y"],
+                              [helper.make_node("Mul", ["X", "S"], ["T"]), helper.make_node("Relu", ["T"], ["Y"])],
+                              [helper.make_opsetid("", 17)])
+    graph = helper.make_graph([helper.make_node("ScaledRelu", ["x", "s"], ["y"], domain="custom.local", name="call")],
+                              "f", [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, [2, 3])],
+                              [numpy_helper.from_array(np.float32(2.0).reshape(()), "s")])
+    model = helper.make_model(graph, functions=[fn],
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom.local", 1)])
+    model.ir_version = 8
+    path = tmp_path / "f.onnx"
+    onnx.save(model, str(path))
+    loaded = frontend.load_model(path)
+    g = frontend.import_model(loaded)
+    assert sorted(n.op_type for n in g.nodes) == ["Mul", "Relu"]
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    check_model(model, {"x": x}, "host", tmp_path, expected={"y": np.maximum(2 * x, 0)})
+
+
+def test_external_data_inside_the_folder_loads(tmp_path):
+    w = np.arange(4, dtype=np.float32)
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"])], "e", [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("y", F, [4])], [numpy_helper.from_array(w, "w")]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.data", size_threshold=0)
+    g = frontend.import_model(frontend.load_model(tmp_path / "m.onnx"))
+    np.testing.assert_array_equal(g.nodes[0].inputs[1].data, w)
+
+
+def test_graph_input_with_initializer_is_a_constant():
+    w = numpy_helper.from_array(np.ones(3, np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, [3]), helper.make_tensor_value_info("w", F, [3])],
+                              [helper.make_tensor_value_info("y", F, [3])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 4
+    g = frontend.import_model(model)
+    assert [v.name for v in g.inputs] == ["x"]
+    assert g.nodes[0].inputs[1].is_const
+
+
+def test_opset_out_of_range_is_refused():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", F, [3])],
+                              [helper.make_tensor_value_info("y", F, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)])
+    with pytest.raises(UnsupportedError, match="opset 6"):
+        frontend.import_model(model)
+
+
+def test_every_value_is_typed_and_static():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Add", ["a", "x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, ["n", 3])], [helper.make_tensor_value_info("y", F, ["n", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ShapeError, match="--dim n=N"):
+        frontend.import_model(model)
+    g = frontend.import_model(model, frontend.ShapeOverrides(dims={"n": 5}))
+    g.verify()
+    assert all(v.shape == (5, 3) for v in g.values())
+
+
+def test_errors_are_mlcc_errors_with_a_where(tmp_path):
+    path = tmp_path / "x.onnx"
+    path.write_bytes(b"\x08\x07garbage")
+    with pytest.raises(MlccError) as err:
+        frontend.load_model(path)
+    assert "x.onnx" in str(err.value)
