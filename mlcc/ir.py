@@ -134,11 +134,20 @@ def _format_attr(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+INLINE_CONST_ELEMENTS = 16  # constants this small print their values; larger ones parse back as zeros
+
+
+def _format_const(v: Value) -> str:
+    if v.size <= INLINE_CONST_ELEMENTS:
+        return f"  const {v!r} = {v.data.reshape(-1).tolist()!r}"
+    return f"  const {v!r}"
+
+
 def format_graph(graph: Graph) -> str:
-    """The stable text form: one line per input, constant, node and output."""
+    """The stable text form: one line per input, constant, node and output (parse_graph reads it)."""
     lines = [f"graph {graph.name}"]
     lines += [f"  input {v!r}" for v in graph.inputs]
-    lines += [f"  const {v!r}" for v in graph.constants()]
+    lines += [_format_const(v) for v in graph.constants()]
     for n in graph.nodes:
         ins = ", ".join("_" if v is None else f"%{v.name}" for v in n.inputs)
         outs = ", ".join(f"{v!r}" for v in n.outputs)
@@ -160,3 +169,74 @@ def unique_name(taken: set[str], base: str) -> str:
 
 def iter_tensor_values(values: Iterable[Value | None]) -> Iterable[Value]:
     return (v for v in values if v is not None)
+
+
+_TYPED = r"%(?P<name>[^:\s]+):(?P<dtype>\w+)\[(?P<shape>[\d,]*)\]"
+
+
+def _parse_typed(text: str) -> tuple[str, np.dtype, tuple[int, ...]]:
+    import re
+
+    m = re.fullmatch(_TYPED, text.strip())
+    if not m:
+        raise MlccError(f"IR text: expected %name:dtype[dims], got {text!r}")
+    shape = tuple(int(d) for d in m["shape"].split(",") if d)
+    return m["name"], np.dtype(m["dtype"]), shape
+
+
+def _parse_attr(text: str) -> Any:
+    import ast
+
+    if text.startswith("tensor<"):
+        raise MlccError("IR text: tensor attributes do not parse back")
+    return ast.literal_eval(text)
+
+
+def parse_graph(text: str) -> Graph:
+    """Read the text form written by format_graph. Large constants (printed without values) become zeros."""
+    import ast
+    import re
+    import shlex
+
+    graph, values = None, {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("graph "):
+            graph = Graph(line.split(None, 1)[1])
+            continue
+        if graph is None:
+            raise MlccError("IR text: must start with `graph NAME`")
+        if line.startswith("input "):
+            v = Value(*_parse_typed(line[6:]))
+            graph.inputs.append(v)
+            values[v.name] = v
+        elif line.startswith("const "):
+            typed, _, data = line[6:].partition(" = ")
+            name, dtype, shape = _parse_typed(typed)
+            array = (np.array(ast.literal_eval(data), dtype=dtype).reshape(shape) if data
+                     else np.zeros(shape, dtype=dtype))
+            values[name] = Value(name, dtype, shape, array)
+        elif line.startswith("output "):
+            m = re.fullmatch(r"output %(\S+)(?: as (.+))?", line)
+            graph.outputs.append(values[m[1]])
+            graph.output_names.append(ast.literal_eval(m[2]) if m[2] else m[1])
+        else:
+            body, _, node_name = line.partition("  # ")
+            lhs, _, rhs = body.partition(" = ")
+            m = re.fullmatch(r"(\w+)\(([^)]*)\)(.*)", rhs.strip())
+            if not m:
+                raise MlccError(f"IR text: cannot read node line {line!r}")
+            op_type, args, attr_text = m[1], m[2], m[3]
+            inputs = [None if a.strip() == "_" else values[a.strip().lstrip("%")] for a in args.split(",") if a.strip()]
+            outputs = [Value(*_parse_typed(t)) for t in lhs.split(", ")]
+            attrs = {}
+            for item in shlex.split(attr_text, posix=False):
+                key, _, value = item.partition("=")
+                attrs[key] = _parse_attr(value)
+            graph.nodes.append(Node(op_type, node_name.strip(), inputs, outputs, attrs))
+            values.update({v.name: v for v in outputs})
+    if graph is None:
+        raise MlccError("IR text: empty")
+    return graph
