@@ -6,6 +6,7 @@ Output is deterministic: the same model and options give byte-identical files.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,11 @@ def _type(v: Value) -> str:
 
 
 def _layout_weights(program: Program) -> tuple[list[tuple[Value, int]], int]:
-    """Constants read by some step (or returned as outputs), in first-use order, at aligned offsets."""
+    """Constants read by some step's code (or returned as outputs), in first-use order, at aligned offsets.
+    A constant input the lowering consumed at build time (axes, shapes, bounds as literals) is left out."""
     placed, seen, offset = [], set(), 0
-    used = [v for s in program.steps for v in s.node.inputs if v is not None and v.is_const]
+    used = [v for s in program.steps for v in s.node.inputs
+            if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", s.code)]
     used += [v for v in program.graph.outputs if v.is_const]
     for v in used:
         if id(v) in seen:
