@@ -1,0 +1,38 @@
+"""GlobalMaxPool and GlobalAveragePool: one max / mean per (n, c) plane, over every spatial element."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node
+from . import Op, register_family
+
+TABLE = {
+    "GlobalMaxPool": "mlcc_f32_pool_global_max__scalar",
+    "GlobalAveragePool": "mlcc_f32_pool_global_avg__scalar",
+}
+
+
+def _make(op_type: str, kernel: str) -> type[Op]:
+    class GlobalPool(Op):
+        def lower(self, node: Node, ctx) -> None:
+            x, y = node.inputs[0], node.outputs[0]
+            if x.dtype != np.float32:
+                raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported yet (float32 only)", node.where())
+            if len(x.shape) < 2:
+                raise UnsupportedError(f"{op_type} needs an input of rank 2 or more, not {len(x.shape)}", node.where())
+            planes = int(x.shape[0] * x.shape[1])
+            ctx.use_kernels("f32-pool")
+            ctx.emit("ops/global_pool.c.j2", kernel=kernel, planes=planes, size=x.size // max(planes, 1),
+                     x=ctx.ptr(x), y=ctx.ptr(y))
+
+        def flops(self, node: Node) -> int:
+            return node.inputs[0].size
+
+    GlobalPool.op_type = op_type
+    GlobalPool.__name__ = GlobalPool.__qualname__ = op_type
+    return GlobalPool
+
+
+register_family(_make, TABLE)

@@ -1,0 +1,33 @@
+/* f32 pooling over NC[D][H]W tensors: windowed max/average and global max/average per (n, c) plane. */
+#ifndef MLCC_KERNELS_F32_POOL_H
+#define MLCC_KERNELS_F32_POOL_H
+
+#include "mlcc/runtime.h"
+
+/* A pooling window over one (n, c) plane of up to three spatial dims, outermost first (d, h, w); lower
+ * ranks set the leading dims to extent 1, kernel 1, stride 1, dilation 1, pads 0. Window o of a dim
+ * starts at o * stride - pad_begin and taps every dilation-th element, kernel taps in all. */
+typedef struct mlcc_pool_geometry {
+    ptrdiff_t in[3];
+    ptrdiff_t out[3];
+    ptrdiff_t kernel[3];
+    ptrdiff_t stride[3];
+    ptrdiff_t dilation[3];
+    ptrdiff_t pad_begin[3];
+    ptrdiff_t pad_end[3];
+} mlcc_pool_geometry;
+
+/* y[p] = max over each window of x[p], for planes p; taps in the padding are ignored. */
+void mlcc_f32_pool_max__scalar(size_t planes, const mlcc_pool_geometry *geometry,
+                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+/* y[p] = mean over each window of x[p]. The divisor counts the taps inside the input, or with
+ * count_include_pad the taps inside the padded input [-pad_begin, in + pad_end). */
+void mlcc_f32_pool_avg__scalar(size_t planes, const mlcc_pool_geometry *geometry, bool count_include_pad,
+                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+/* y[p] = max / mean of the `size` contiguous elements of plane p of x. */
+void mlcc_f32_pool_global_max__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_avg__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+#endif /* MLCC_KERNELS_F32_POOL_H */

@@ -1,0 +1,102 @@
+"""Golden tests of MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool against onnxruntime."""
+
+import pytest
+
+from mlcc.errors import UnsupportedError
+from tests.golden import build_and_run, check_model, node_model, rand
+
+TOL = dict(rtol=1e-5, atol=1e-6)
+
+WINDOWS_2D = {
+    "3x3": {"kernel_shape": [3, 3]},
+    "3x3_s2_p1": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    "2x2_s2": {"kernel_shape": [2, 2], "strides": [2, 2]},
+    "asym_pads": {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [0, 1, 2, 0]},
+    "googlenet": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]},
+    "same_upper": {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"},
+    "same_lower": {"kernel_shape": [2, 3], "strides": [2, 2], "auto_pad": "SAME_LOWER"},
+    "valid": {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "VALID"},
+    "ceil": {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+    "ceil_pads": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+}
+NEEDS_10 = ("ceil",)  # ceil_mode appeared in opset 10
+
+
+def _opset(attrs: dict, default: int) -> int:
+    return 10 if attrs.get("ceil_mode") and default < 10 else default
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("window", list(WINDOWS_2D))
+def test_pool_2d(op, window, target, tmp_path):
+    attrs = WINDOWS_2D[window]
+    x = rand(2, 3, 10, 9)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=_opset(attrs, 17)), {"x": x}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("op,opset,attrs", [
+    # the opset-7/9 forms the model zoo uses (Inception, GoogLeNet, SqueezeNet, ResNet)
+    ("MaxPool", 7, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]}),
+    ("MaxPool", 9, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+    ("MaxPool", 9, {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ("AveragePool", 7, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+    ("AveragePool", 9, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+    ("AveragePool", 9, {"kernel_shape": [5, 5], "strides": [3, 3]}),
+    ("AveragePool", 9, {"kernel_shape": [7, 7], "strides": [1, 1]}),
+])
+def test_pool_zoo_forms(op, opset, attrs, target, tmp_path):
+    x = rand(1, 4, 14, 14, seed=3)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=opset), {"x": x}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 1, 0], "count_include_pad": 1, "ceil_mode": 1},
+    {"kernel_shape": [2, 2], "strides": [2, 2], "auto_pad": "SAME_UPPER", "count_include_pad": 1},
+])
+def test_average_pool_count_include_pad(attrs, target, tmp_path):
+    x = rand(1, 2, 7, 8, seed=4)
+    check_model(node_model("AveragePool", {"x": x}, ["y"], attrs), {"x": x}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("op,opset", [("MaxPool", 12), ("AveragePool", 19)])
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "dilations": [2, 2]},
+    {"kernel_shape": [2, 3], "strides": [2, 1], "dilations": [2, 1], "pads": [1, 1, 1, 2]},
+])
+def test_pool_dilations(op, opset, attrs, target, tmp_path):
+    x = rand(1, 3, 11, 10, seed=5)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=opset), {"x": x}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("shape,attrs", [
+    ((2, 3, 17), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ((1, 4, 12), {"kernel_shape": [4], "strides": [4]}),
+    ((1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 3], "strides": [1, 2, 2], "pads": [0, 1, 1, 1, 1, 0]}),
+    ((1, 2, 4, 4, 4), {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2]}),
+])
+def test_pool_1d_3d(op, shape, attrs, target, tmp_path):
+    x = rand(*shape, seed=6)
+    check_model(node_model(op, {"x": x}, ["y"], attrs), {"x": x}, target, tmp_path, **TOL)
+
+
+def test_max_pool_unused_indices_ok(target, tmp_path):
+    x = rand(1, 2, 6, 6)
+    model = node_model("MaxPool", {"x": x}, ["y", "indices"], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    del model.graph.output[1]  # Indices named but read by nobody
+    check_model(model, {"x": x}, target, tmp_path, **TOL)
+
+
+def test_max_pool_indices_unsupported(tmp_path):
+    x = rand(1, 2, 6, 6)
+    model = node_model("MaxPool", {"x": x}, ["y", "indices"], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    with pytest.raises(UnsupportedError, match="Indices"):
+        build_and_run(model, {"x": x}, "host", tmp_path)
+
+
+@pytest.mark.parametrize("op", ["GlobalMaxPool", "GlobalAveragePool"])
+@pytest.mark.parametrize("shape", [(2, 3, 7, 7), (1, 5, 13), (1, 2, 3, 4, 5), (2, 8, 1, 1)])
+def test_global_pool(op, shape, target, tmp_path):
+    x = rand(*shape, seed=7)
+    check_model(node_model(op, {"x": x}, ["y"], opset=9), {"x": x}, target, tmp_path, **TOL)
