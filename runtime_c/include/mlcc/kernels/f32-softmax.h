@@ -1,0 +1,18 @@
+/* f32 softmax and log-softmax along one axis, viewed as [outer, n, inner]; numerically stable (the max
+ * along the axis is subtracted before exponentiating). */
+#ifndef MLCC_KERNELS_F32_SOFTMAX_H
+#define MLCC_KERNELS_F32_SOFTMAX_H
+
+#include "mlcc/runtime.h"
+
+/* Along contiguous rows: x and y are [rows, n]. */
+void mlcc_f32_softmax_rows__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_logsoftmax_rows__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+/* Along the middle axis of [outer, n, inner], vectorised across inner; work holds 2 * inner floats. */
+void mlcc_f32_softmax_strided__scalar(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                      float *MLCC_RESTRICT y, float *MLCC_RESTRICT work);
+void mlcc_f32_logsoftmax_strided__scalar(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                         float *MLCC_RESTRICT y, float *MLCC_RESTRICT work);
+
+#endif /* MLCC_KERNELS_F32_SOFTMAX_H */
