@@ -37,7 +37,7 @@ def _layout_weights(program: Program) -> tuple[list[tuple[Value, int]], int]:
     """Constants read by some step's code (or returned as outputs), in first-use order, at aligned offsets.
     A constant input the lowering consumed at build time (axes, shapes, bounds as literals) is left out."""
     placed, seen, offset = [], set(), 0
-    used = [v for s in program.steps for v in s.node.inputs
+    used = [v for s in program.steps for v in [*s.node.inputs, *s.constants]
             if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", s.code)]
     used += [v for v in program.graph.outputs if v.is_const]
     for v in used:

@@ -24,6 +24,7 @@ class Step:
     node: Node
     code: str = ""
     scratch: list[Value] = field(default_factory=list)  # live during this step only
+    constants: list[Value] = field(default_factory=list)  # made by lowering (e.g. packed weights)
 
     @property
     def reads(self) -> list[Value]:
@@ -96,6 +97,13 @@ class LowerContext:
         count = max(1, -(-int(nbytes) // np.dtype(dtype).itemsize))
         value = Value(f"{self.step.node.name}_{hint}", np.dtype(dtype), (count,))
         self.step.scratch.append(value)
+        return self._name(value)
+
+    def constant(self, value: Value) -> str:
+        """A constant made at build time (e.g. weights packed for a kernel): it joins the weights blob like
+        a constant input; returns its C identifier."""
+        assert self.step is not None and value.is_const
+        self.step.constants.append(value)
         return self._name(value)
 
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
