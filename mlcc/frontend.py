@@ -193,7 +193,8 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
             v.dtype, v.shape = np.dtype(dtype), tuple(int(d) for d in shape)
             if v.nbytes > MAX_TENSOR_BYTES:
                 raise ShapeError(f"output {v.name!r} would take {v.nbytes} bytes, over the {MAX_TENSOR_BYTES} limit", where)
-    foldable = all(v.is_const for v in present) and (present or op.always_folded)
+    # always_folded ops (Shape, Size, Constant) fold even on run-time inputs: they read only types
+    foldable = op.always_folded or (bool(present) and all(v.is_const for v in present))
     if foldable:
         results = op.reference(node, [None if v is None else v.data for v in node.inputs])
         for v, data in zip(node.outputs, results):

@@ -1,0 +1,27 @@
+"""Expand: broadcast the input to a shape, a copy whose broadcast dims have input stride 0."""
+
+from __future__ import annotations
+
+from ..ir import Node
+from . import Op, register
+from ._copy import Region, const_ints, contiguous_strides, emit_regions
+
+
+def broadcast_strides(shape, out_shape) -> list[int]:
+    """Element strides of `shape` read as `out_shape` (numpy broadcasting): 0 where it repeats."""
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    return [0 if d == 1 else s for d, s in zip(padded, contiguous_strides(padded))]
+
+
+@register
+class Expand(Op):
+    op_type = "Expand"
+
+    def infer(self, node: Node):
+        const_ints(node, 1, "shape")
+        return None
+
+    def lower(self, node: Node, ctx) -> None:
+        x, out = node.inputs[0], node.outputs[0]
+        region = Region(list(out.shape), contiguous_strides(out.shape), broadcast_strides(x.shape, out.shape))
+        emit_regions(ctx, out, x, [(region, "")])

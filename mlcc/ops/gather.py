@@ -1,0 +1,59 @@
+"""Gather along any axis. Constant indices in arithmetic progression (a single index is one) make a
+strided copy; other constant indices go in a table; run-time indices are wrapped (negative counts from
+the end) and clamped, so an invalid index never reads outside the data. int32 and int64 indices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir import Node
+from . import Op, register
+from ._copy import Region, emit_regions, normalize_axis
+
+
+def _progression(indices: list[int]) -> int | None:
+    """The common step of `indices` if they are in arithmetic progression."""
+    step = indices[1] - indices[0] if len(indices) > 1 else 0
+    return step if all(b - a == step for a, b in zip(indices, indices[1:])) else None
+
+
+@register
+class Gather(Op):
+    op_type = "Gather"
+    attrs = {"axis": 0}
+
+    def lower(self, node: Node, ctx) -> None:
+        data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]
+        axis = normalize_axis(node.attrs["axis"], len(data.shape), node)
+        outer = int(np.prod(data.shape[:axis], dtype=np.int64))
+        dim = int(data.shape[axis])
+        inner = int(np.prod(data.shape[axis + 1:], dtype=np.int64))
+        count = indices.size
+        table = None
+        if indices.is_const:
+            given = [int(i) for i in indices.data.reshape(-1)]
+            if any(not -dim <= i < dim for i in given):
+                raise ShapeError(f"an index is out of range for an axis of {dim}", node.where())
+            wrapped = [i % dim for i in given]
+            step = _progression(wrapped)
+            if step is not None:
+                region = Region([outer, count, inner], [count * inner, inner, 1], [dim * inner, step * inner, 1],
+                                src_offset=wrapped[0] * inner if wrapped else 0)
+                emit_regions(ctx, out, data, [(region, "constant indices, evenly spaced")])
+                return
+            c_type = "int32_t" if dim < 2**31 else "int64_t"
+            table = ctx.static_array("indices", c_type, wrapped, f"{node.name} indices, wrapped")
+        if out.size == 0:
+            emit_regions(ctx, out, data, [])
+            return
+        itemsize = np.dtype(out.dtype).itemsize
+        loops = ([outer] if outer > 1 else []) + [count]
+        outer_dst, outer_src = (f"i0 * {count * inner} + ", f"i0 * {dim * inner} + ") if outer > 1 else ("", "")
+        j = f"i{len(loops) - 1}"
+        k = "(size_t)k" if inner == 1 else f"(size_t)k * {inner}"
+        dst_index = f"{outer_dst}{j}" if inner == 1 else f"{outer_dst}{j} * {inner}"
+        ctx.emit("ops/gather.c.j2", loops=loops, j=j, dim=dim, last=dim - 1, wrap=table is None,
+                 indices=table or ctx.ptr(indices), dst=ctx.ptr(out), src=ctx.ptr(data),
+                 dst_index=dst_index, src_index=f"{outer_src}{k}", run_bytes=inner * itemsize if inner > 1 else 0)

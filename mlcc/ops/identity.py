@@ -1,0 +1,17 @@
+"""Identity: output = input. The remove_identities pass drops it; without that pass it is a copy."""
+
+from __future__ import annotations
+
+from ..ir import Node
+from . import Op, register
+from ._copy import emit_memcpy
+
+
+@register
+class Identity(Op):
+    op_type = "Identity"
+    removable_identity = True
+    inplace_safe = True
+
+    def lower(self, node: Node, ctx) -> None:
+        emit_memcpy(ctx, node.outputs[0], node.inputs[0])

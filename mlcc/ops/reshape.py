@@ -1,0 +1,41 @@
+"""Ops that only relabel a tensor's shape: Reshape, Flatten, Squeeze, Unsqueeze. The bytes do not move, so
+each lowers to one memcpy for now (letting output alias input is an optimiser's job later). Shapes come
+from onnx's inference; ours is only the check that the input fixing the new shape is known at build time.
+"""
+
+from __future__ import annotations
+
+from ..ir import Node
+from . import Op, register_family
+from ._copy import const_ints, emit_memcpy
+
+# op_type -> (attribute spec, the input naming the new shape or axes (None: attrs only), its name)
+TABLE = {
+    "Reshape": ({"allowzero": 0}, 1, "shape"),
+    "Flatten": ({"axis": 1}, None, ""),
+    "Squeeze": ({"axes": None}, 1, "axes"),  # axes: attribute before opset 13, input from 13
+    "Unsqueeze": ({"axes": None}, 1, "axes"),
+}
+
+
+def _make(op_type: str, row) -> type[Op]:
+    spec, shape_input, what = row
+
+    class ReshapeLike(Op):
+        attrs = dict(spec)
+        inplace_safe = True
+
+        def infer(self, node: Node):
+            if shape_input is not None:
+                const_ints(node, shape_input, what)
+            return None  # onnx's inference, given that constant
+
+        def lower(self, node: Node, ctx) -> None:
+            emit_memcpy(ctx, node.outputs[0], node.inputs[0])
+
+    ReshapeLike.op_type = op_type
+    ReshapeLike.__name__ = ReshapeLike.__qualname__ = op_type
+    return ReshapeLike
+
+
+register_family(_make, TABLE)

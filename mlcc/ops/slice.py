@@ -1,0 +1,52 @@
+"""Slice: a strided copy. starts/ends/axes are attributes before opset 10; from 10 they are inputs, with
+optional axes and steps. Indices follow Python's slice semantics exactly (negative counts from the end,
+out-of-range values clamp, negative steps walk backwards), so `slice.indices(dim)` does the clamping.
+"""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..ir import Node
+from . import Op, register
+from ._copy import Region, const_ints, contiguous_strides, emit_regions, normalize_axis
+
+
+@register
+class Slice(Op):
+    op_type = "Slice"
+    attrs = {"starts": None, "ends": None, "axes": None}  # attributes before opset 10
+
+    def params(self, node: Node) -> tuple[list[int], list[int], list[int] | None, list[int] | None]:
+        if node.opset < 10:
+            return list(node.attrs.get("starts", [])), list(node.attrs.get("ends", [])), node.attrs.get("axes"), None
+        return (const_ints(node, 1, "starts"), const_ints(node, 2, "ends"), const_ints(node, 3, "axes"),
+                const_ints(node, 4, "steps"))
+
+    def walk(self, node: Node) -> tuple[list[int], list[int], list[int]]:
+        """Per input axis: the first index read, the step, and the count."""
+        x = node.inputs[0]
+        rank = len(x.shape)
+        starts, ends, axes, steps = self.params(node)
+        axes = list(range(len(starts))) if axes is None else axes
+        steps = [1] * len(starts) if steps is None else steps
+        if not len(starts) == len(ends) == len(axes) == len(steps):
+            raise ShapeError("starts, ends, axes and steps differ in length", node.where())
+        first, step, count = [0] * rank, [1] * rank, list(x.shape)
+        for axis, start, end, st in zip(axes, starts, ends, steps):
+            if st == 0:
+                raise ShapeError("a slice step is 0", node.where())
+            a = normalize_axis(axis, rank, node)
+            first[a], stop, step[a] = slice(start, end, st).indices(x.shape[a])
+            count[a] = len(range(first[a], stop, step[a]))
+        return first, step, count
+
+    def infer(self, node: Node):
+        return [(node.inputs[0].dtype, tuple(self.walk(node)[2]))]  # onnx infers none for opset-1 negative axes
+
+    def lower(self, node: Node, ctx) -> None:
+        x = node.inputs[0]
+        first, step, count = self.walk(node)
+        strides = contiguous_strides(x.shape)
+        region = Region(count, contiguous_strides(count), [s * k for s, k in zip(step, strides)],
+                        src_offset=sum(f * k for f, k in zip(first, strides)))
+        emit_regions(ctx, node.outputs[0], x, [(region, "")])

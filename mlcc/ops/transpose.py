@@ -1,0 +1,25 @@
+"""Transpose: a loop nest walking the output in order and the input by permuted strides."""
+
+from __future__ import annotations
+
+from ..errors import ShapeError
+from ..ir import Node
+from . import Op, register
+from ._copy import emit_regions, transpose_region
+
+
+@register
+class Transpose(Op):
+    op_type = "Transpose"
+    attrs = {"perm": None}  # default: reverse the dims
+
+    def perm(self, node: Node) -> list[int]:
+        rank = len(node.inputs[0].shape)
+        perm = [int(p) for p in node.attrs.get("perm", range(rank - 1, -1, -1))]
+        if sorted(p % rank if rank else p for p in perm) != list(range(rank)):
+            raise ShapeError(f"perm {perm} is not a permutation of {rank} dims", node.where())
+        return [p % rank for p in perm]
+
+    def lower(self, node: Node, ctx) -> None:
+        region = transpose_region(node.inputs[0].shape, self.perm(node))
+        emit_regions(ctx, node.outputs[0], node.inputs[0], [(region, "")])
