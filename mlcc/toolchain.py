@@ -105,17 +105,14 @@ def kernel_objects(target: Target, families: list[str]) -> list[Path]:
                 pending.append((source, obj))
     if pending:
         with tempfile.TemporaryDirectory(prefix="mlcc-obj-") as tmp:
-            # one compiler call for every missing object; each lands under a unique name, then moves
-            # into the cache atomically so parallel builds never see half-written files
-            staged = []
+            # one compiler call per missing object (zig cc merges several -c sources into one object);
+            # each lands under a unique name, then moves into the cache atomically so parallel builds
+            # never see half-written files
             for i, (source, obj) in enumerate(pending):
-                link = Path(tmp) / f"k{i}_{source.name}"
-                shutil.copyfile(source, link)
-                staged.append((link, obj))
-            _run([*zig("cc"), *flags, "-I", str(paths.runtime_dir() / "kernels"), "-c", *[str(s) for s, _ in staged]], cwd=tmp)
-            for link, obj in staged:
+                staged = Path(tmp) / f"k{i}_{source.stem}.o"
+                _run([*zig("cc"), *flags, "-I", str(paths.runtime_dir() / "kernels"), "-c", str(source), "-o", str(staged)], cwd=tmp)
                 tmp_obj = obj.with_suffix(f".{os.getpid()}.tmp")
-                shutil.move(str(link.with_suffix(".o")), tmp_obj)
+                shutil.move(str(staged), tmp_obj)
                 os.replace(tmp_obj, obj)
     return objects
 
