@@ -1,0 +1,34 @@
+/* f32 normalisations: per-channel affine (inference batch norm), instance, layer and local response
+ * normalisation. Tensors are viewed as [batch, channels, inner] or [rows, n], contiguous. */
+#ifndef MLCC_KERNELS_F32_NORM_H
+#define MLCC_KERNELS_F32_NORM_H
+
+#include "mlcc/runtime.h"
+
+/* y[b, c, i] = x[b, c, i] * scale[c] + shift[c]. */
+void mlcc_f32_norm_channel_affine__scalar(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
+                                          const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT shift,
+                                          float *MLCC_RESTRICT y);
+
+/* Batch norm's statistics folded into an affine map: scale = gamma / sqrt(var + epsilon),
+ * shift = beta - mean * scale, per channel. */
+void mlcc_f32_norm_batch_fold__scalar(size_t channels, const float *gamma, const float *beta, const float *mean,
+                                      const float *var, float epsilon, float *MLCC_RESTRICT scale,
+                                      float *MLCC_RESTRICT shift);
+
+/* Each (b, c) plane normalised to zero mean and unit variance, then y = that * scale[c] + bias[c]. */
+void mlcc_f32_norm_instance__scalar(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
+                                    const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT bias, float epsilon,
+                                    float *MLCC_RESTRICT y);
+
+/* Each row normalised to zero mean and unit variance, then y = that * scale[i] + bias[i]; bias may be NULL. */
+void mlcc_f32_norm_layer__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
+                                 const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y);
+
+/* Local response normalisation across channels:
+ * y[b, c, i] = x[b, c, i] * (bias + alpha_over_size * sum of x[b, c', i]^2 over the window of c)^-beta,
+ * the window being c - (size - 1) / 2 .. c + size / 2, clipped to the channels. */
+void mlcc_f32_norm_lrn__scalar(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
+                               float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+#endif /* MLCC_KERNELS_F32_NORM_H */
