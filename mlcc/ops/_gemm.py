@@ -1,0 +1,119 @@
+"""What Gemm, MatMul, Conv and ConvTranspose share about the f32-gemm kernel family.
+
+The kernel computes C = alpha * A * B + beta * bias with A read in place through (row, column) strides and
+B packed into panels of `nr` columns (runtime_c/include/mlcc/kernels/f32-gemm.h). Here: the tile chosen
+from the target's vector width, the build-time packing of constant B (the same layout as
+mlcc_f32_gemm_pack_b), and the width of the column chunks packed at run time so scratch stays bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Node, Value
+from ..targets import Target
+
+# Scratch a node may take for packed B columns (and col buffers): chunks keep it below this.
+SCRATCH_BUDGET = 2 << 20
+
+
+@dataclass(frozen=True)
+class Tile:
+    mr: int
+    nr: int
+
+    @property
+    def config(self) -> str:
+        """The C name of the kernel configuration (a `struct mlcc_f32_gemm_config`)."""
+        return f"mlcc_f32_gemm_config_{self.mr}x{self.nr}__scalar"
+
+
+# vector bytes -> tile: nr a whole number of vectors, mr*nr/lanes accumulators in the register file.
+# Measured on 512^3 products (x86-64-v4, x86-64-v3, wasm32 SIMD128 in wasmtime, scalar).
+_TILES = {4: Tile(4, 8), 16: Tile(4, 32), 32: Tile(6, 16), 64: Tile(4, 32)}
+
+
+def tile_for(target: Target) -> Tile:
+    widths = [w for w in _TILES if w <= max(4, target.vector_bytes)]
+    return _TILES[max(widths)]
+
+
+def pack_b(b: np.ndarray, nr: int) -> np.ndarray:
+    """B [..., k, n] -> [..., ceil(n / nr), k, nr] zero-padded: mlcc_f32_gemm_pack_b's layout."""
+    *batch, k, n = b.shape
+    panels = -(-n // nr)
+    padded = np.zeros((*batch, k, panels * nr), dtype=np.float32)
+    padded[..., :n] = b
+    return np.ascontiguousarray(padded.reshape(*batch, k, panels, nr).swapaxes(-3, -2))
+
+
+def packed_size(k: int, n: int, nr: int) -> int:
+    """Floats in one packed B of k x n."""
+    return -(-n // nr) * nr * k
+
+
+def packed_constant(node: Node, source: Value, b: np.ndarray, nr: int, suffix: str = "packed") -> Value:
+    """A new constant holding `b` ([..., k, n], derived from `source`) packed for the kernel."""
+    data = pack_b(b.astype(np.float32), nr)
+    return Value(f"{source.name}_{suffix}{nr}", np.dtype(np.float32), data.shape, data)
+
+
+def chunk_columns(rows: int, n: int, nr: int, extra_rows: int = 0) -> int:
+    """Columns per run-time chunk: a multiple of nr (at least one panel) whose packed B of `rows` rows,
+    plus `extra_rows` rows of other scratch, fits SCRATCH_BUDGET; never more than n rounded up."""
+    per_column = (rows + extra_rows) * 4
+    fit = max(nr, SCRATCH_BUDGET // max(per_column, 1) // nr * nr)
+    return min(fit, -(-n // nr) * nr)
+
+
+def bias_strides(shape: tuple[int, ...], m: int, n: int) -> tuple[int, int]:
+    """Row and column strides reading a bias unidirectionally broadcast to [m, n] (0 where it repeats)."""
+    rows, cols = ((1, 1) + tuple(shape))[-2:]
+    return (cols if rows != 1 else 0), (1 if cols != 1 else 0)
+
+
+@dataclass
+class Operand:
+    """A matrix operand read in place: its tensor and its (row, column) strides in elements."""
+    value: Value
+    rs: int
+    cs: int
+    batch_stride: int = 0  # elements between consecutive matrices of a batch
+
+
+def emit_gemm(ctx, node: Node, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *,
+              b_logical: np.ndarray | None = None, alpha: float = 1.0,
+              bias: Value | None = None, bias_rs: int = 0, bias_cs: int = 0, beta: float = 1.0,
+              nest=None) -> None:
+    """Render out = alpha * A * B + beta * bias through templates/ops/gemm.c.j2.
+
+    b_logical: B's values as [..., k, n] when B is a constant; it is then packed at build time (alpha folded
+    in) and handed to the kernel as a new constant. Otherwise B is packed at run time, in column chunks.
+    nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product.
+    """
+    tile = tile_for(ctx.target)
+    ctx.use_kernels("f32-gemm")
+    index = (lambda i: nest.operand_index[i]) if nest else (lambda i: "0")
+
+    def at(ptr: str, idx: str, stride: int) -> str:
+        return ptr if idx == "0" or stride == 0 else f"{ptr} + ({idx}) * {stride}u"
+
+    values = dict(config=tile.config, m=m, n=n, k=k, nr=tile.nr, nest=nest,
+                  a=at(ctx.ptr(a.value), index(0), a.batch_stride), a_rs=a.rs, a_cs=a.cs,
+                  c=at(ctx.ptr(out), nest.out_index if nest else "0", m * n), ldc=n,
+                  bias="NULL", bias_rs=0, bias_cs=0, beta=beta, alpha=alpha)
+    if bias is not None and beta != 0.0:
+        values.update(bias=ctx.ptr(bias), bias_rs=bias_rs, bias_cs=bias_cs)
+    if b_logical is not None:
+        scaled = b_logical.astype(np.float32) * np.float32(alpha) if alpha != 1.0 else b_logical
+        packed = packed_constant(node, b.value, scaled, tile.nr)
+        values.update(alpha=1.0, packed=at(ctx.constant(packed), index(1), packed_size(k, n, tile.nr)))
+    else:
+        nc = chunk_columns(k, n, tile.nr)
+        values.update(packed=None, nc=nc, scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "packed_b"),
+                      b=at(ctx.ptr(b.value), index(1), b.batch_stride), b_rs=b.rs, b_cs=b.cs,
+                      bias_chunk=values["bias"] if values["bias"] == "NULL" or values["bias_cs"] == 0
+                      else f"{values['bias']} + j0 * {values['bias_cs']}u")
+    ctx.emit("ops/gemm.c.j2", **values)

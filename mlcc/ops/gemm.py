@@ -1,0 +1,51 @@
+"""Gemm: Y = alpha * op(A) * op(B) + beta * C, op = optional transpose, C unidirectionally broadcast.
+
+Transposes cost nothing (strides); a constant B is packed at build time with alpha folded in. C is
+optional from opset 11 (required before, but a model may still leave it empty).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node
+from . import Op, register
+from ._gemm import Operand, bias_strides, emit_gemm
+
+
+def _dims(node: Node) -> tuple[int, int, int]:
+    a, b = node.inputs[0], node.inputs[1]
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise UnsupportedError(f"Gemm needs 2-D A and B, got {a.type_str()} and {b.type_str()}", node.where())
+    m, k = a.shape[::-1] if node.attrs["transA"] else a.shape
+    kb, n = b.shape[::-1] if node.attrs["transB"] else b.shape
+    if k != kb:
+        raise UnsupportedError(f"Gemm inner dimensions differ: {k} and {kb}", node.where())
+    return m, n, k
+
+
+@register
+class Gemm(Op):
+    op_type = "Gemm"
+    attrs = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
+
+    def lower(self, node: Node, ctx) -> None:
+        a, b, c = node.inputs[0], node.inputs[1], node.input(2)
+        if any(v is not None and v.dtype != np.float32 for v in (a, b, c)):
+            raise UnsupportedError(f"Gemm on {a.dtype.name} is not supported yet", node.where())
+        m, n, k = _dims(node)
+        trans_a, trans_b = node.attrs["transA"], node.attrs["transB"]
+        a_op = Operand(a, *((1, m) if trans_a else (k, 1)))
+        b_op = Operand(b, *((1, k) if trans_b else (n, 1)))
+        b_logical = None
+        if b.is_const:
+            b_logical = b.data.T if trans_b else b.data
+        bias_rs, bias_cs = bias_strides(c.shape, m, n) if c is not None else (0, 0)
+        emit_gemm(ctx, node, m, n, k, a_op, b_op, node.outputs[0], b_logical=b_logical,
+                  alpha=float(node.attrs["alpha"]), bias=c, bias_rs=bias_rs, bias_cs=bias_cs,
+                  beta=float(node.attrs["beta"]))
+
+    def flops(self, node: Node) -> int:
+        m, n, k = _dims(node)
+        return 2 * m * n * k

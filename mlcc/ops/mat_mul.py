@@ -1,0 +1,58 @@
+"""MatMul with numpy semantics: a 1-D A is a row, a 1-D B a column (the added dim is dropped again),
+leading dims are batch dims broadcast against each other.
+
+A single B matrix (the common Linear layer) makes one product over all of A's rows; otherwise one
+product per output batch index. A constant B is packed at build time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node
+from . import Op, register
+from ._broadcast import loop_nest
+from ._gemm import Operand, emit_gemm
+
+
+def _matrices(node: Node):
+    """(batch of A, batch of B, output batch, m, n, k) with 1-D operands promoted."""
+    a, b = node.inputs[0], node.inputs[1]
+    if not a.shape or not b.shape:
+        raise UnsupportedError("MatMul operands must have at least one dimension", node.where())
+    a_shape = (1, *a.shape) if len(a.shape) == 1 else tuple(a.shape)
+    b_shape = (*b.shape, 1) if len(b.shape) == 1 else tuple(b.shape)
+    (m, k), (kb, n) = a_shape[-2:], b_shape[-2:]
+    if k != kb:
+        raise UnsupportedError(f"MatMul inner dimensions differ: {a.type_str()} x {b.type_str()}", node.where())
+    try:
+        out_batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+    except ValueError:
+        raise UnsupportedError(f"MatMul batch dims do not broadcast: {a.type_str()} x {b.type_str()}", node.where()) from None
+    return a_shape[:-2], b_shape[:-2], out_batch, m, n, k
+
+
+@register
+class MatMul(Op):
+    op_type = "MatMul"
+
+    def lower(self, node: Node, ctx) -> None:
+        a, b = node.inputs[0], node.inputs[1]
+        if a.dtype != np.float32 or b.dtype != np.float32:
+            raise UnsupportedError(f"MatMul on {a.dtype.name} is not supported yet", node.where())
+        a_batch, b_batch, out_batch, m, n, k = _matrices(node)
+        b_logical = b.data.reshape(*b_batch, k, n) if b.is_const else None
+        if int(np.prod(b_batch, dtype=np.int64)) == 1:
+            # one B for every matrix of A: A's batch rows stack into one taller product
+            rows = int(np.prod(a_batch, dtype=np.int64)) * m
+            emit_gemm(ctx, node, rows, n, k, Operand(a, k, 1), Operand(b, n, 1), node.outputs[0],
+                      b_logical=None if b_logical is None else b_logical.reshape(k, n))
+            return
+        nest = loop_nest(out_batch, [a_batch, b_batch])
+        emit_gemm(ctx, node, m, n, k, Operand(a, k, 1, m * k), Operand(b, n, 1, k * n), node.outputs[0],
+                  b_logical=b_logical, nest=nest)
+
+    def flops(self, node: Node) -> int:
+        _, _, out_batch, m, n, k = _matrices(node)
+        return 2 * int(np.prod(out_batch, dtype=np.int64)) * m * n * k

@@ -1,0 +1,50 @@
+/* f32-gemm: C = alpha * A * B + beta * bias, row-major, float32.
+ *
+ * B is packed ahead of the product (at build time for constant weights, or by mlcc_f32_gemm_pack_b /
+ * an im2col into scratch): ceil(n / nr) panels, each k rows of nr floats, zero-padded past column n.
+ * A is read in place through a row stride and a column stride, so a transposed A costs no copy.
+ * A micro-kernel accumulates an mr x nr tile of C over a slice of k; the driver blocks k and m so the
+ * slice of B stays in L1 and the block of A in L2.
+ */
+#ifndef MLCC_KERNELS_F32_GEMM_H
+#define MLCC_KERNELS_F32_GEMM_H
+
+#include "mlcc/runtime.h"
+
+/* c[i][j] += alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] for i < mr, j < nr. */
+typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
+                                         const float *a, size_t a_rs, size_t a_cs,
+                                         const float *w, float *c, size_t ldc, float alpha);
+
+/* One tile shape: a micro-kernel for up to mr rows and one for a single row (skinny products, m tails). */
+struct mlcc_f32_gemm_config {
+    mlcc_f32_gemm_ukernel_fn tile;
+    mlcc_f32_gemm_ukernel_fn row;
+    size_t mr;
+    size_t nr;
+};
+
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__scalar;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
+
+/* C[m][n] (leading dimension ldc) = alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs];
+ * bias may be NULL (then beta is unused); strides of 0 broadcast it. */
+void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                   const float *a, size_t a_rs, size_t a_cs,
+                   const float *packed_b,
+                   float *c, size_t ldc, float alpha,
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta);
+
+/* Packs b[p*b_rs + j*b_cs] (p < k, j < n) into ceil(n / nr) panels of k x nr floats. */
+void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,
+                          float *MLCC_RESTRICT packed);
+
+/* The scalar oracle: same contract as mlcc_f32_gemm with B unpacked (b[p*b_rs + j*b_cs]). */
+void mlcc_f32_gemm__reference(size_t m, size_t n, size_t k,
+                              const float *a, size_t a_rs, size_t a_cs,
+                              const float *b, size_t b_rs, size_t b_cs,
+                              float *c, size_t ldc, float alpha,
+                              const float *bias, size_t bias_rs, size_t bias_cs, float beta);
+
+#endif /* MLCC_KERNELS_F32_GEMM_H */

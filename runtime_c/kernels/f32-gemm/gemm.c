@@ -1,0 +1,89 @@
+/* The f32-gemm driver (blocking over k and m around a micro-kernel), B packing and the scalar oracle. */
+#include "mlcc/kernels/f32-gemm.h"
+
+/* A k-slice of one B panel (KC x nr floats) stays in L1 while an MC x KC block of A is reused from L2. */
+#define KC 256u
+#define MC_ROWS 96u
+
+static void init_c(size_t m, size_t n, float *c, size_t ldc,
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+{
+    for (size_t i = 0; i < m; ++i) {
+        float *MLCC_RESTRICT ci = c + i * ldc;
+        if (bias == NULL) {
+            for (size_t j = 0; j < n; ++j) ci[j] = 0.0f;
+        } else if (bias_cs == 0) {
+            const float v = beta * bias[i * bias_rs];
+            for (size_t j = 0; j < n; ++j) ci[j] = v;
+        } else {
+            const float *bi = bias + i * bias_rs;
+            for (size_t j = 0; j < n; ++j) ci[j] = beta * bi[j * bias_cs];
+        }
+    }
+}
+
+void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                   const float *a, size_t a_rs, size_t a_cs,
+                   const float *packed_b,
+                   float *c, size_t ldc, float alpha,
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+{
+    const size_t mr = config->mr, nr = config->nr;
+    const size_t mc = MLCC_MAX(mr, MC_ROWS / mr * mr);
+    init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
+    for (size_t p0 = 0; p0 < k; p0 += KC) {
+        const size_t kc = MLCC_MIN(KC, k - p0);
+        for (size_t i0 = 0; i0 < m; i0 += mc) {
+            const size_t mb = MLCC_MIN(mc, m - i0);
+            for (size_t j0 = 0; j0 < n; j0 += nr) {
+                const size_t nb = MLCC_MIN(nr, n - j0);
+                const float *w = packed_b + (j0 / nr) * k * nr + p0 * nr;
+                for (size_t i = i0; i < i0 + mb; i += mr) {
+                    const size_t rows = MLCC_MIN(mr, i0 + mb - i);
+                    const float *ai = a + i * a_rs + p0 * a_cs;
+                    float *cij = c + i * ldc + j0;
+                    if (rows == mr) {
+                        config->tile(rows, nb, kc, ai, a_rs, a_cs, w, cij, ldc, alpha);
+                    } else {  /* the m tail: one row at a time wastes no work on padding rows */
+                        for (size_t r = 0; r < rows; ++r)
+                            config->row(1, nb, kc, ai + r * a_rs, a_rs, a_cs, w, cij + r * ldc, ldc, alpha);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,
+                          float *MLCC_RESTRICT packed)
+{
+    for (size_t j0 = 0; j0 < n; j0 += nr) {
+        const size_t nb = MLCC_MIN(nr, n - j0);
+        for (size_t p = 0; p < k; ++p) {
+            const float *bp = b + p * b_rs + j0 * b_cs;
+            float *MLCC_RESTRICT dst = packed + (j0 / nr) * k * nr + p * nr;
+            if (b_cs == 1) {
+                for (size_t j = 0; j < nb; ++j) dst[j] = bp[j];
+            } else {
+                for (size_t j = 0; j < nb; ++j) dst[j] = bp[j * b_cs];
+            }
+            for (size_t j = nb; j < nr; ++j) dst[j] = 0.0f;
+        }
+    }
+}
+
+void mlcc_f32_gemm__reference(size_t m, size_t n, size_t k,
+                              const float *a, size_t a_rs, size_t a_cs,
+                              const float *b, size_t b_rs, size_t b_cs,
+                              float *c, size_t ldc, float alpha,
+                              const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+{
+    for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+            float sum = 0.0f;
+            for (size_t p = 0; p < k; ++p) sum += a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
+            const float init = bias == NULL ? 0.0f : beta * bias[i * bias_rs + j * bias_cs];
+            c[i * ldc + j] = alpha * sum + init;
+        }
+    }
+}
