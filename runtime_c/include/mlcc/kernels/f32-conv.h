@@ -1,0 +1,43 @@
+/* f32-conv: the data movement around f32-gemm for convolutions (NC[D]HW layout, float32), and a direct
+ * depthwise kernel. Every convolution is seen as 3-D: 1-D and 2-D ones have leading extents of 1.
+ *
+ * Coordinates follow the forward convolution: input index = output index * stride + tap * dilation - pad.
+ * A transposed convolution is the adjoint of a forward one, so col2im takes the same geometry with the
+ * transposed convolution's output as `in` and its input as `out`.
+ */
+#ifndef MLCC_KERNELS_F32_CONV_H
+#define MLCC_KERNELS_F32_CONV_H
+
+#include "mlcc/runtime.h"
+
+/* The widest panel im2col and col2im handle (f32-gemm's nr). */
+#define MLCC_F32_CONV_MAX_NR 64u
+
+struct mlcc_f32_conv_geometry {
+    size_t in[3];        /* input extents (d, h, w) */
+    size_t out[3];       /* output extents */
+    size_t kernel[3];
+    size_t stride[3];
+    size_t dilation[3];
+    size_t pad[3];       /* padding before each axis; padding after is implied by `out` */
+};
+
+/* Packs im2col columns p0 .. p0+np of a channels-deep input into f32-gemm's B panels of nr floats:
+ * row (c, kd, kh, kw), column p = output pixel; taps in the padding read 0. */
+void mlcc_f32_conv_im2col_packed(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                 const float *x, size_t p0, size_t np, size_t nr,
+                                 float *MLCC_RESTRICT packed);
+
+/* The adjoint of im2col: y[c][input pixel] += col[(c, kd, kh, kw)][p - p0] for output pixels
+ * p0 .. p0+np (row stride ldcol); taps that land in the padding are dropped. */
+void mlcc_f32_conv_col2im_add(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                              const float *col, size_t ldcol, size_t p0, size_t np,
+                              float *MLCC_RESTRICT y);
+
+/* Depthwise convolution of one image: output channel o reads input channel o / multiplier with filter
+ * w[o] (kd x kh x kw); bias may be NULL. */
+void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
+                                     const float *x, const float *w, const float *bias,
+                                     float *MLCC_RESTRICT y);
+
+#endif /* MLCC_KERNELS_F32_CONV_H */
