@@ -110,8 +110,8 @@ def conv_geometry(node: Node) -> ConvGeometry:
 def conv_transpose_geometry(node: Node) -> ConvGeometry:
     """The forward convolution a ConvTranspose is the adjoint of: its `inp` is the ConvTranspose's output.
 
-    Pads follow onnxruntime: with output_shape or a SAME auto_pad the total padding is derived, and an odd
-    total puts the extra pad first for SAME_UPPER, last otherwise."""
+    With output_shape or a SAME auto_pad the total padding is derived; as the spec says (and onnxruntime
+    does), SAME_UPPER puts the smaller half first, NOTSET and SAME_LOWER the larger."""
     groups, kernel = check_operands(node, 0)
     x = node.inputs[0]
     src, n = list(x.shape[2:]), len(kernel)
@@ -129,7 +129,7 @@ def conv_transpose_geometry(node: Node) -> ConvGeometry:
         target = None
     if target is not None:
         totals = [max(0, f - t) for f, t in zip(full, target)]
-        begin = [t - t // 2 if mode == "SAME_UPPER" else t // 2 for t in totals]
+        begin = [t // 2 if mode == "SAME_UPPER" else t - t // 2 for t in totals]
         out = target
     elif mode in ("NOTSET", "VALID"):
         pads = ints(node, "pads", 2 * n, 0) if mode == "NOTSET" else [0] * (2 * n)

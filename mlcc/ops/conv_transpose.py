@@ -1,0 +1,58 @@
+"""ConvTranspose (1-D to 3-D, groups, strides, pads, dilations, output_padding, output_shape, auto_pad,
+optional bias) as the adjoint of a convolution, on f32-gemm and f32-conv.
+
+Per image and group, columns[Mg * taps][P] = W_g^T * X_g[Cg][P] over the P input pixels, then col2im adds
+every column into the output, which starts as the bias. A constant W is transposed at build time so the
+GEMM reads it row by row. Input pixels go a chunk at a time so scratch stays bounded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Node, Value
+from . import Op, register
+from ._conv import CONV_ATTRS, conv_transpose_geometry
+from ._gemm import chunk_columns, packed_size, tile_for
+
+
+@register
+class ConvTranspose(Op):
+    op_type = "ConvTranspose"
+    attrs = {**CONV_ATTRS, "output_padding": None, "output_shape": None}
+
+    def infer(self, node: Node):
+        geo = conv_transpose_geometry(node)
+        x, w = node.inputs[0], node.inputs[1]
+        return [(x.dtype, (x.shape[0], w.shape[1] * int(node.attrs["group"]), *geo.inp))]
+
+    def lower(self, node: Node, ctx) -> None:
+        geo = conv_transpose_geometry(node)
+        x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
+        images, channels = x.shape[0], x.shape[1]
+        groups, group_out = int(node.attrs["group"]), w.shape[1]
+        group_in, rows = channels // groups, group_out * geo.taps
+        pixels = geo.out_size  # input pixels of the ConvTranspose: outputs of the adjoint convolution
+        if w.is_const:  # [C, Mg * taps] per group -> [G][Mg * taps][Cg]
+            data = np.ascontiguousarray(w.data.reshape(groups, group_in, rows).transpose(0, 2, 1), dtype=np.float32)
+            a, a_rs, a_cs = ctx.constant(Value(f"{w.name}_transposed", np.dtype(np.float32), data.shape, data)), group_in, 1
+        else:
+            a, a_rs, a_cs = ctx.ptr(w), 1, rows
+        tile = tile_for(ctx.target)
+        ctx.use_kernels("f32-gemm")
+        ctx.use_kernels("f32-conv")
+        nc = chunk_columns(group_in, pixels, tile.nr, extra_rows=rows)
+        ctx.emit("ops/conv_transpose.c.j2", fields=geo.fields(), config=tile.config, nr=tile.nr,
+                 x=ctx.ptr(x), a=a, a_rs=a_rs, a_cs=a_cs, y=ctx.ptr(y),
+                 bias=ctx.ptr(bias) if bias is not None else None,
+                 out_planes=images * groups * group_out, out_channels=groups * group_out, out_size=geo.in_size,
+                 planes=images * groups, groups=groups, group_in=group_in, group_out=group_out, rows=rows,
+                 pixels=pixels, nc=nc, x_plane=group_in * pixels, y_plane=group_out * geo.in_size,
+                 w_group=rows * group_in,
+                 packed=ctx.scratch(4 * packed_size(group_in, nc, tile.nr), "packed_x"),
+                 columns=ctx.scratch(4 * rows * nc, "columns"))
+
+    def flops(self, node: Node) -> int:
+        geo = conv_transpose_geometry(node)
+        x, w = node.inputs[0], node.inputs[1]
+        return 2 * x.shape[0] * x.shape[1] * geo.out_size * w.shape[1] * geo.taps
