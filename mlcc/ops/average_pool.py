@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from ..ir import Node
 from . import Op, register
-from ._pool import POOL_ATTRS, geometry, lower_pool
+from ._pool import POOL_ATTRS, geometry, lower_pool, pool_types
 
 
 @register
 class AveragePool(Op):
     op_type = "AveragePool"
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
+
+    def infer(self, node: Node):
+        return pool_types(node)
 
     def lower(self, node: Node, ctx) -> None:
         lower_pool(node, ctx, "mlcc_f32_pool_avg__scalar", count_include_pad=bool(node.attrs["count_include_pad"]))

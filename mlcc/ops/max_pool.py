@@ -6,13 +6,16 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._outputs import drop_unread_outputs
-from ._pool import POOL_ATTRS, geometry, lower_pool
+from ._pool import POOL_ATTRS, geometry, lower_pool, pool_types
 
 
 @register
 class MaxPool(Op):
     op_type = "MaxPool"
     attrs = {**POOL_ATTRS, "dilations": None, "storage_order": 0}
+
+    def infer(self, node: Node):
+        return pool_types(node)
 
     def lower(self, node: Node, ctx) -> None:
         drop_unread_outputs(node, ctx, 1, "MaxPool's Indices output")

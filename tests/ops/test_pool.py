@@ -19,11 +19,6 @@ WINDOWS_2D = {
     "ceil": {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
     "ceil_pads": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
 }
-NEEDS_10 = ("ceil",)  # ceil_mode appeared in opset 10
-
-
-def _opset(attrs: dict, default: int) -> int:
-    return 10 if attrs.get("ceil_mode") and default < 10 else default
 
 
 @pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
@@ -31,21 +26,33 @@ def _opset(attrs: dict, default: int) -> int:
 def test_pool_2d(op, window, target, tmp_path):
     attrs = WINDOWS_2D[window]
     x = rand(2, 3, 10, 9)
-    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=_opset(attrs, 17)), {"x": x}, target, tmp_path, **TOL)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=17), {"x": x}, target, tmp_path, **TOL)
 
 
-@pytest.mark.parametrize("op,opset,attrs", [
-    # the opset-7/9 forms the model zoo uses (Inception, GoogLeNet, SqueezeNet, ResNet)
-    ("MaxPool", 7, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]}),
-    ("MaxPool", 9, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
-    ("MaxPool", 9, {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}),
-    ("AveragePool", 7, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
-    ("AveragePool", 9, {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
-    ("AveragePool", 9, {"kernel_shape": [5, 5], "strides": [3, 3]}),
-    ("AveragePool", 9, {"kernel_shape": [7, 7], "strides": [1, 1]}),
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("opset", [10, 11, 19, 22])
+def test_pool_ceil_mode_opsets(op, opset, target, tmp_path):
+    # along w the last ceil-mode window would start in the end padding: it is dropped
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1}
+    x = rand(1, 2, 10, 9, seed=8)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=opset), {"x": x}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("op,opset,shape,attrs", [
+    # the opset-7/9 forms of the onnx model zoo (AlexNet, GoogLeNet, Inception v2, ResNet, ShuffleNet)
+    ("MaxPool", 9, (1, 8, 12, 12), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]}),
+    ("MaxPool", 9, (1, 8, 27, 27), {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+    ("MaxPool", 9, (1, 16, 56, 56), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("MaxPool", 7, (1, 4, 14, 14), {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ("AveragePool", 9, (1, 8, 6, 6), {"kernel_shape": [7, 7], "strides": [1, 1], "pads": [0, 0, 1, 1]}),
+    ("AveragePool", 9, (1, 8, 28, 28), {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+    ("AveragePool", 9, (1, 8, 56, 56), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ("AveragePool", 9, (1, 8, 7, 7), {"kernel_shape": [7, 7], "strides": [1, 1]}),
+    ("AveragePool", 7, (1, 4, 14, 14), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+    ("AveragePool", 9, (1, 4, 14, 14), {"kernel_shape": [5, 5], "strides": [3, 3]}),
 ])
-def test_pool_zoo_forms(op, opset, attrs, target, tmp_path):
-    x = rand(1, 4, 14, 14, seed=3)
+def test_pool_zoo_forms(op, opset, shape, attrs, target, tmp_path):
+    x = rand(*shape, seed=3)
     check_model(node_model(op, {"x": x}, ["y"], attrs, opset=opset), {"x": x}, target, tmp_path, **TOL)
 
 

@@ -21,6 +21,7 @@ TOL = dict(rtol=1e-5, atol=1e-6)
     (11, (2, 3, 4), {"axis": 2}),
     (11, (2, 3, 4), {"axis": 0}),
     (9, (1, 1000), {}),  # classifier heads of the opset-9 zoo models
+    (9, (1, 1000, 1, 1), {}),  # SqueezeNet's head: coerced to [1, 1000]
     (9, (2, 5, 6), {"axis": -1}),
 ])
 def test_softmax(op, opset, shape, attrs, target, tmp_path):
