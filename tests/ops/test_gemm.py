@@ -1,0 +1,87 @@
+"""Golden tests of Gemm and MatMul (f32-gemm kernels) against onnxruntime, on every target.
+
+Sizes are chosen off the tiles (mr 4/6, nr 8/16/32) and past the k block (256) and m block (96) so
+every tail path runs. Tolerance rtol=1e-4, atol=1e-4: sums of up to ~300 products in a different order
+(and with fused multiply-adds) than onnxruntime's.
+"""
+
+import numpy as np
+import pytest
+
+from tests.golden import check_model, node_model, rand
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (5, 9, 7), (37, 45, 70), (100, 33, 300)])
+@pytest.mark.parametrize("b_const", [True, False], ids=["B-const", "B-input"])
+def test_gemm_sizes(m, n, k, b_const, target, tmp_path):
+    a, b, c = rand(m, k), rand(k, n, seed=1), rand(n, seed=2)
+    if b_const:
+        model = node_model("Gemm", {"a": a}, ["y"], initializers={"b": b, "c": c})
+        feeds = {"a": a}
+    else:
+        model = node_model("Gemm", {"a": a, "b": b, "c": c}, ["y"])
+        feeds = {"a": a, "b": b, "c": c}
+    check_model(model, feeds, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("trans_a,trans_b", [(0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("b_const", [True, False], ids=["B-const", "B-input"])
+def test_gemm_transposes_alpha_beta(trans_a, trans_b, b_const, target, tmp_path):
+    m, n, k = 6, 11, 13
+    a = rand(*((k, m) if trans_a else (m, k)))
+    b = rand(*((n, k) if trans_b else (k, n)), seed=1)
+    c = rand(m, n, seed=2)
+    attrs = {"transA": trans_a, "transB": trans_b, "alpha": 0.75, "beta": -1.5}
+    inits = {"b": b, "c": c} if b_const else {"c": c}
+    inputs = {"a": a} if b_const else {"a": a, "b": b}
+    attrs["_order"] = ["a", "b", "c"]
+    check_model(node_model("Gemm", inputs, ["y"], attrs, initializers=inits), inputs, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("c_shape", [(), (1,), (9,), (1, 9), (5, 1), (5, 9)], ids=str)
+def test_gemm_bias_broadcast(c_shape, target, tmp_path):
+    a, b, c = rand(5, 7), rand(7, 9, seed=1), rand(*c_shape, seed=2) if c_shape else np.float32(0.5).reshape(())
+    attrs = {"beta": 0.5, "_order": ["a", "b", "c"]}
+    check_model(node_model("Gemm", {"a": a, "c": np.asarray(c)}, ["y"], attrs, initializers={"b": b}),
+                {"a": a, "c": np.asarray(c)}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("opset", [7, 9, 11, 13])
+def test_gemm_opsets(opset, target, tmp_path):
+    a, b, c = rand(4, 6), rand(6, 5, seed=1), rand(4, 5, seed=2)
+    check_model(node_model("Gemm", {"a": a}, ["y"], {"transB": 0}, opset=opset, initializers={"b": b, "c": c}),
+                {"a": a}, target, tmp_path, **TOL)
+
+
+def test_gemm_without_c(target, tmp_path):
+    a, b = rand(3, 50), rand(40, 50, seed=1)
+    check_model(node_model("Gemm", {"a": a}, ["y"], {"transB": 1, "alpha": 2.0}, opset=13, initializers={"b": b}),
+                {"a": a}, target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((5, 7), (7, 9)), ((7,), (7, 9)), ((5, 7), (7,)), ((7,), (7,)),
+    ((2, 3, 5, 7), (7, 33)), ((2, 1, 5, 7), (3, 7, 9)), ((5, 7), (2, 7, 9)), ((3, 37, 19), (3, 19, 41)),
+], ids=str)
+@pytest.mark.parametrize("b_const", [True, False], ids=["B-const", "B-input"])
+def test_matmul(a_shape, b_shape, b_const, target, tmp_path):
+    a, b = rand(*a_shape), rand(*b_shape, seed=3)
+    if b_const:
+        model, feeds = node_model("MatMul", {"a": a}, ["y"], initializers={"b": b}), {"a": a}
+    else:
+        model, feeds = node_model("MatMul", {"a": a, "b": b}, ["y"]), {"a": a, "b": b}
+    check_model(model, feeds, target, tmp_path, **TOL)
+
+
+def test_flops():
+    from mlcc import ops
+    from mlcc.ir import Node, Value
+    f32 = np.dtype(np.float32)
+    a, b = Value("a", f32, (2, 5, 7)), Value("b", f32, (7, 9))
+    node = Node("MatMul", "mm", [a, b], [Value("y", f32, (2, 5, 9))], opset=17)
+    assert ops.lookup("MatMul").flops(node) == 2 * 2 * 5 * 9 * 7
+    gemm = Node("Gemm", "g", [Value("a", f32, (7, 5)), b], [Value("y", f32, (5, 9))],
+                {"alpha": 1.0, "beta": 1.0, "transA": 1, "transB": 0}, opset=13)
+    assert ops.lookup("Gemm").flops(gemm) == 2 * 5 * 9 * 7
