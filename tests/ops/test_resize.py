@@ -1,0 +1,164 @@
+"""Golden tests of Resize (opsets 10-19) and Upsample (7, 9) against onnxruntime, on every target."""
+
+import numpy as np
+import pytest
+
+from mlcc.errors import UnsupportedError
+from tests.golden import build_and_run, check_model, node_model, rand
+
+EMPTY = np.zeros((0,), np.float32)
+
+
+def resize_model(x, attrs, opset=13, scales=None, sizes=None, axes=None):
+    """scales or sizes as constants; roi/scales left empty as each opset allows."""
+    attrs = dict(attrs)
+    if axes is not None:
+        attrs["axes"] = axes
+    inits = {}
+    if opset == 10:
+        inits["scales"] = np.array(scales, np.float32)
+    else:
+        inits["roi"] = EMPTY
+        inits["scales"] = EMPTY if scales is None else np.array(scales, np.float32)
+        if sizes is not None:
+            inits["sizes"] = np.array(sizes, np.int64)
+    return node_model("Resize", {"x": x}, ["y"], attrs, opset=opset, initializers=inits)
+
+
+SCALES = [[1, 1, 2, 2], [1, 1, 1.5, 2.5], [1, 1, 0.5, 0.6], [1, 1, 3, 0.5]]
+
+
+@pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+@pytest.mark.parametrize("scales", [[1, 1, 1.5, 2.5], [1, 1, 3, 0.6]], ids=["up", "mixed"])
+def test_resize_nearest(coord, nearest_mode, scales, target, tmp_path):
+    # x3 puts source coordinates exactly half way between pixels, where the rounding modes differ
+    x = rand(1, 2, 6, 10, seed=1)
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": coord, "nearest_mode": nearest_mode}
+    check_model(resize_model(x, attrs, scales=scales), {"x": x}, target, tmp_path, rtol=0, atol=0)
+
+
+def tf_half_pixel_nearest(x, scales, nearest_mode):
+    """Resize-11 nearest with tf_half_pixel_for_nearest, which neither onnxruntime nor onnx.reference has."""
+    out = x
+    for axis, scale in enumerate(scales):
+        n_in = x.shape[axis]
+        n_out = int(np.float32(scale) * np.float32(n_in))
+        pos = (np.arange(n_out, dtype=np.float32) + np.float32(0.5)) / np.float32(scale)
+        pick = {"floor": np.floor(pos), "ceil": np.ceil(pos)}.get(nearest_mode, np.floor(pos + 0.5))
+        if nearest_mode == "round_prefer_floor":
+            pick = np.where(pos - np.floor(pos) == 0.5, np.floor(pos), pick)
+        out = np.take(out, np.clip(pick, 0, n_in - 1).astype(np.int64), axis=axis)
+    return out
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+def test_resize_nearest_tf_half_pixel(nearest_mode, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=1)
+    scales = [1, 1, 3, 0.6]
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": "tf_half_pixel_for_nearest", "nearest_mode": nearest_mode}
+    check_model(resize_model(x, attrs, opset=11, scales=scales), {"x": x}, target, tmp_path, rtol=0, atol=0,
+                expected={"y": tf_half_pixel_nearest(x, scales, nearest_mode)})
+
+
+@pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+@pytest.mark.parametrize("scales", SCALES, ids=["x2", "x1.5_2.5", "down", "mixed"])
+def test_resize_bilinear(coord, scales, target, tmp_path):
+    x = rand(2, 3, 6, 10, seed=2)
+    attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
+    check_model(resize_model(x, attrs, scales=scales), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("sizes", [[1, 2, 9, 4], [1, 2, 1, 13], [1, 2, 6, 10]])
+def test_resize_sizes(mode, sizes, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=3)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel"}
+    check_model(resize_model(x, attrs, sizes=sizes), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_nhwc_inner_channels(mode, target, tmp_path):
+    x = rand(1, 5, 6, 3, seed=4)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "align_corners"}
+    check_model(resize_model(x, attrs, scales=[1, 2, 1.5, 1]), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,scales", [((2, 3, 7), [1, 1, 2.5]), ((1, 2, 3, 4, 5), [1, 1, 2, 1.5, 0.5])],
+                         ids=["1d", "3d"])
+def test_resize_linear_other_ranks(shape, scales, target, tmp_path):
+    x = rand(*shape, seed=5)
+    attrs = {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+    check_model(resize_model(x, attrs, scales=scales), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("given", ["scales", "sizes"])
+@pytest.mark.parametrize("opset", [18, 19])
+def test_resize_axes(mode, given, opset, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=6)
+    attrs = {"mode": mode}
+    extra = {"scales": [0.5, 1.5]} if given == "scales" else {"sizes": [4, 13]}
+    check_model(resize_model(x, attrs, opset=opset, axes=[-2, 3], **extra), {"x": x}, target, tmp_path,
+                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [[1, 1, 2, 2], [1, 1, 1.5, 0.7]])
+def test_resize_half_pixel_symmetric(mode, scales, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=7)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel_symmetric"}
+    check_model(resize_model(x, attrs, opset=19, scales=scales), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [[1, 1, 2, 3], [1, 1, 0.5, 0.7]])
+def test_resize_opset10(mode, scales, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=8)
+    check_model(resize_model(x, {"mode": mode}, opset=10, scales=scales), {"x": x}, target, tmp_path,
+                rtol=1e-5, atol=1e-6)
+
+
+def test_resize_opset11_sizes_with_empty_scales(target, tmp_path):
+    x = rand(1, 1, 4, 4, seed=9)
+    model = resize_model(x, {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, opset=11, sizes=[1, 1, 7, 3])
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+def test_resize_nearest_int32(target, tmp_path):
+    x = np.arange(2 * 3 * 4, dtype=np.int32).reshape(1, 2, 3, 4)
+    check_model(resize_model(x, {"mode": "nearest"}, scales=[1, 1, 2, 1.5]), {"x": x}, target, tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("opset", [7, 9])
+def test_upsample(mode, opset, target, tmp_path):
+    x = rand(1, 2, 3, 4, seed=10)
+    scales = np.array([1, 1, 2, 3], np.float32)
+    if opset == 7:
+        model = node_model("Upsample", {"x": x}, ["y"], {"mode": mode, "scales": scales.tolist()}, opset=7)
+    else:
+        model = node_model("Upsample", {"x": x}, ["y"], {"mode": mode}, opset=9, initializers={"scales": scales})
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case,message", [
+    ({"mode": "linear", "antialias": 1}, "antialias"),
+    ({"mode": "nearest", "keep_aspect_ratio_policy": "not_larger"}, "keep_aspect_ratio_policy"),
+    ({"mode": "cubic"}, "cubic"),
+    ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, "tf_crop_and_resize"),
+])
+def test_resize_unsupported_attributes(case, message, tmp_path):
+    x = rand(1, 1, 4, 4)
+    model = resize_model(x, case, opset=18, sizes=[1, 1, 8, 8])
+    with pytest.raises(UnsupportedError, match=message):
+        build_and_run(model, {"x": x}, "host", tmp_path)
+
+
+def test_resize_scales_at_run_time_is_unsupported(tmp_path):
+    x = rand(1, 1, 4, 4)
+    scales = np.array([1, 1, 2, 2], np.float32)
+    model = node_model("Resize", {"x": x, "scales": scales}, {"y": (np.float32, (1, 1, 8, 8))}, {"_order": ["x", "", "scales"]},
+                       opset=13)
+    with pytest.raises(UnsupportedError, match="run time"):
+        build_and_run(model, {"x": x, "scales": scales}, "host", tmp_path)
