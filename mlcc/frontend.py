@@ -94,7 +94,7 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
         data = numpy_helper.to_array(init)
         if not dtypes.is_supported(data.dtype):
             raise UnsupportedError(f"element type {data.dtype} is not supported", f"initializer {init.name!r}")
-        values[init.name] = Value(init.name, data.dtype, tuple(data.shape), np.ascontiguousarray(data))
+        values[init.name] = Value(init.name, data.dtype, tuple(data.shape), np.asarray(data, order="C"))
 
     real_inputs = [i for i in g.input if i.name not in values]  # inputs with initializers are constants
     _check_overrides(real_inputs, overrides)
@@ -198,7 +198,7 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
     if foldable:
         results = op.reference(node, [None if v is None else v.data for v in node.inputs])
         for v, data in zip(node.outputs, results):
-            data = np.ascontiguousarray(data)
+            data = np.asarray(data, order="C")  # keeps 0-d scalars 0-d, unlike ascontiguousarray
             v.dtype, v.shape, v.data = data.dtype, tuple(data.shape), data
         return
     if op.value_dependent_shape:
