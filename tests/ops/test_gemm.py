@@ -85,3 +85,10 @@ def test_flops():
     gemm = Node("Gemm", "g", [Value("a", f32, (7, 5)), b], [Value("y", f32, (5, 9))],
                 {"alpha": 1.0, "beta": 1.0, "transA": 1, "transB": 0}, opset=13)
     assert ops.lookup("Gemm").flops(gemm) == 2 * 5 * 9 * 7
+
+
+@pytest.mark.parametrize("tile_target", ["x86_64", "wasm32-scalar"])
+def test_every_tile(tile_target, tmp_path):
+    # the `target` fixture covers the 4x32 tile; these targets select the 6x16 and 4x8 ones
+    a, b = rand(15, 300), rand(300, 37, seed=1)
+    check_model(node_model("MatMul", {"a": a}, ["y"], initializers={"b": b}), {"a": a}, tile_target, tmp_path, **TOL)
