@@ -57,13 +57,13 @@ TABLE: dict[str, Row] = {
     "Ceil": Row("ceilf(a0)"),
     "Erf": Row("erff(a0)"),
     # activations
-    "Relu": Row("a0 > 0 ? a0 : 0", dtypes=SIGNED),
+    "Relu": Row("a0 < 0 ? 0 : a0", dtypes=SIGNED),  # NaN passes through
     "LeakyRelu": Row("a0 >= 0.0f ? a0 : {alpha} * a0", {"alpha": 0.01}),
     "Elu": Row("a0 > 0.0f ? a0 : {alpha} * expm1f(a0)", {"alpha": 1.0}),
     "Selu": Row("a0 > 0.0f ? {gamma} * a0 : {gamma} * {alpha} * expm1f(a0)",
                 {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}),
     "Sigmoid": Row("1.0f / (1.0f + expf(-a0))", flops=4),
-    "HardSigmoid": Row("fmaxf(0.0f, fminf(1.0f, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
+    "HardSigmoid": Row("a0 != a0 ? a0 : fmaxf(0.0f, fminf(1.0f, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
     "HardSwish": Row("a0 * fmaxf(0.0f, fminf(1.0f, a0 * (1.0f / 6.0f) + 0.5f))"),
     "Tanh": Row("tanhf(a0)", flops=4),
     "Softplus": Row("a0 > 0.0f ? a0 + log1pf(expf(-a0)) : log1pf(expf(a0))", flops=4),
@@ -94,14 +94,12 @@ def _variadic(op_type: str, count: int, is_float: bool) -> str:
     if op_type in ("Sum", "Mean"):
         total = " + ".join(names)
         return f"({total}) * {cnames.float_literal(1.0 / count)}" if op_type == "Mean" and count > 1 else total
-    fn = {"Min": "fminf" if is_float else None, "Max": "fmaxf" if is_float else None}[op_type]
+    fn = ("fminf" if is_float else "MLCC_MIN") if op_type == "Min" else ("fmaxf" if is_float else "MLCC_MAX")
     expr = names[0]
     for name in names[1:]:
-        if fn:
-            expr = f"{fn}({expr}, {name})"
-        else:
-            cmp = "<" if op_type == "Min" else ">"
-            expr = f"({expr} {cmp} {name} ? {expr} : {name})"
+        expr = f"{fn}({expr}, {name})"
+    if is_float and count > 1:  # fminf/fmaxf drop a NaN operand; ONNX (and numpy) propagate it
+        expr = f"({' || '.join(f'{n} != {n}' for n in names)}) ? {' + '.join(names)} : {expr}"
     return expr
 
 
@@ -147,8 +145,10 @@ def _make(op_type: str, row: Row) -> type[Op]:
                     continue
                 bounds.append((bound_text, cmp, fn))
             expr = "a0"
-            for text, cmp, fn in bounds:
+            for text, cmp, fn in bounds:  # min(max(x, lo), hi): hi wins when lo > hi, as in numpy
                 expr = f"{fn}({expr}, {text})" if is_float else f"({expr} {cmp} {text} ? {text} : {expr})"
+            if is_float and bounds:  # fmaxf/fminf would replace a NaN by the bound
+                expr = f"a0 != a0 ? a0 : {expr}"
             return expr, operands
 
         def lower(self, node: Node, ctx) -> None:
@@ -157,6 +157,8 @@ def _make(op_type: str, row: Row) -> type[Op]:
             if first.dtype.name not in row.dtypes:
                 raise UnsupportedError(f"{op_type} on {first.dtype.name} is not supported yet", node.where())
             out = node.outputs[0]
+            if any(v.dtype == np.float16 for v in [*operands, out]):  # stored as raw bits: C arithmetic is wrong
+                raise UnsupportedError(f"{op_type} with float16 tensors is not supported yet", node.where())
             nest = loop_nest(out.shape, [v.shape for v in operands])
             ctx.emit("ops/elementwise.c.j2", nest=nest, expr=expr,
                      operands=[(ctx.c_type(v), ctx.ptr(v)) for v in operands], out=(ctx.c_type(out), ctx.ptr(out)))
