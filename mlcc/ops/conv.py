@@ -49,6 +49,7 @@ class Conv(Op):
                  config=tile.config, nr=tile.nr, planes=images * groups, groups=groups,
                  group_in=group_in, m=group_out, k=k, pixels=pixels, nc=nc,
                  x_plane=group_in * geo.in_size, y_plane=group_out * pixels, w_group=group_out * k,
+                 group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u",
                  scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "columns"), **values)
 
     def flops(self, node: Node) -> int:
