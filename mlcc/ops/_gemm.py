@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir import Node, Value
+from ..ir import Value
 from ..targets import Target
 
 # Scratch a node may take for packed B columns (and col buffers): chunks keep it below this.
@@ -54,7 +54,7 @@ def packed_size(k: int, n: int, nr: int) -> int:
     return -(-n // nr) * nr * k
 
 
-def packed_constant(node: Node, source: Value, b: np.ndarray, nr: int, suffix: str = "packed") -> Value:
+def packed_constant(source: Value, b: np.ndarray, nr: int, suffix: str = "packed") -> Value:
     """A new constant holding `b` ([..., k, n], derived from `source`) packed for the kernel."""
     data = pack_b(b.astype(np.float32), nr)
     return Value(f"{source.name}_{suffix}{nr}", np.dtype(np.float32), data.shape, data)
@@ -83,7 +83,7 @@ class Operand:
     batch_stride: int = 0  # elements between consecutive matrices of a batch
 
 
-def emit_gemm(ctx, node: Node, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *,
+def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *,
               b_logical: np.ndarray | None = None, alpha: float = 1.0,
               bias: Value | None = None, bias_rs: int = 0, bias_cs: int = 0, beta: float = 1.0,
               nest=None) -> None:
@@ -108,7 +108,7 @@ def emit_gemm(ctx, node: Node, m: int, n: int, k: int, a: Operand, b: Operand, o
         values.update(bias=ctx.ptr(bias), bias_rs=bias_rs, bias_cs=bias_cs)
     if b_logical is not None:
         scaled = b_logical.astype(np.float32) * np.float32(alpha) if alpha != 1.0 else b_logical
-        packed = packed_constant(node, b.value, scaled, tile.nr)
+        packed = packed_constant(b.value, scaled, tile.nr)
         values.update(alpha=1.0, packed=at(ctx.constant(packed), index(1), packed_size(k, n, tile.nr)))
     else:
         nc = chunk_columns(k, n, tile.nr)

@@ -42,7 +42,7 @@ class Gemm(Op):
         if b.is_const:
             b_logical = b.data.T if trans_b else b.data
         bias_rs, bias_cs = bias_strides(c.shape, m, n) if c is not None else (0, 0)
-        emit_gemm(ctx, node, m, n, k, a_op, b_op, node.outputs[0], b_logical=b_logical,
+        emit_gemm(ctx, m, n, k, a_op, b_op, node.outputs[0], b_logical=b_logical,
                   alpha=float(node.attrs["alpha"]), bias=c, bias_rs=bias_rs, bias_cs=bias_cs,
                   beta=float(node.attrs["beta"]))
 

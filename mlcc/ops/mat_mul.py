@@ -46,11 +46,11 @@ class MatMul(Op):
         if int(np.prod(b_batch, dtype=np.int64)) == 1:
             # one B for every matrix of A: A's batch rows stack into one taller product
             rows = int(np.prod(a_batch, dtype=np.int64)) * m
-            emit_gemm(ctx, node, rows, n, k, Operand(a, k, 1), Operand(b, n, 1), node.outputs[0],
+            emit_gemm(ctx, rows, n, k, Operand(a, k, 1), Operand(b, n, 1), node.outputs[0],
                       b_logical=None if b_logical is None else b_logical.reshape(k, n))
             return
         nest = loop_nest(out_batch, [a_batch, b_batch])
-        emit_gemm(ctx, node, m, n, k, Operand(a, k, 1, m * k), Operand(b, n, 1, k * n), node.outputs[0],
+        emit_gemm(ctx, m, n, k, Operand(a, k, 1, m * k), Operand(b, n, 1, k * n), node.outputs[0],
                   b_logical=b_logical, nest=nest)
 
     def flops(self, node: Node) -> int:
