@@ -141,9 +141,10 @@ def emit_regions(ctx, dst: Value, src: Value | None, regions: list[tuple[Region,
     planned = [p for r, c in regions
                if (p := plan(r, ctx.ptr(dst), src_ident if r.src_strides is not None else None,
                              itemsize, fill_is_zero, c)) is not None]
-    # pointers to empty tensors are declared but never dereferenced; say so, or the compiler warns
-    idle = [] if planned else [ctx.ptr(v) for v in (dst, src) if v is not None and not v.is_const]
-    ctx.emit("ops/copy.c.j2", regions=planned, fill=fill, idle=list(dict.fromkeys(idle)))
+    # a tensor this moves nothing from or into may be declared yet never used: say so, or the compiler warns
+    idle = [v for v in (dst if dst.size == 0 else None, None if planned else src) if v is not None and not v.is_const]
+    idle = list(dict.fromkeys(ctx.ptr(v) for v in idle))
+    ctx.emit("ops/copy.c.j2", regions=planned, fill=fill, idle=idle)
 
 
 def emit_memcpy(ctx, dst: Value, src: Value) -> None:

@@ -45,8 +45,9 @@ class Gather(Op):
                 return
             c_type = "int32_t" if dim < 2**31 else "int64_t"
             table = ctx.static_array("indices", c_type, wrapped, f"{node.name} indices, wrapped")
-        if out.size == 0:
-            emit_regions(ctx, out, data, [])
+        if out.size == 0:  # nothing to move; keep the compiler quiet about the unused pointers
+            idle = [ctx.ptr(v) for v in (out, data, indices) if not v.is_const]
+            ctx.emit("ops/copy.c.j2", regions=[], fill="", idle=idle)
             return
         itemsize = np.dtype(out.dtype).itemsize
         loops = ([outer] if outer > 1 else []) + [count]

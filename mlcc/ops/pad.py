@@ -1,8 +1,8 @@
 """Pad: the (possibly cropped, by negative pads) input is copied into the output's interior, then the
 borders are written axis by axis: filled with the value (constant), or copied from the output's own
 interior (edge: stride 0 from the first/last row; reflect: stride -1 mirrored about it; wrap: from
-`kept` elements further in, piece by piece). Axis d's borders cover the full range of axes already done and the interior of the rest, so
-every border reads only bytes already written.
+`kept` elements further in, piece by piece). Axis d's borders cover the full range of axes already done
+and the interior of the rest, so every border reads only bytes already written.
 
 Forms: `pads` and `value` attributes before opset 11; from 11 `pads` and an optional `constant_value`
 input; an optional `axes` input from 18; mode `wrap` from 19.

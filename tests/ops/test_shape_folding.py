@@ -3,7 +3,6 @@ inputs): they fold to weights, so shape computations cost nothing at run time. C
 op counts and against onnxruntime on every target."""
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -49,7 +48,8 @@ def test_shape_gather_concat_reshape_folds(target, tmp_path):
 def test_constant_of_shape_weight_folds(target, tmp_path):
     nodes = [
         helper.make_node("Constant", [], ["shape"], value_ints=[3, 4]),
-        helper.make_node("ConstantOfShape", ["shape"], ["w"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        helper.make_node("ConstantOfShape", ["shape"], ["w"],
+                         value=numpy_helper.from_array(np.array([0.5], np.float32))),
         helper.make_node("Add", ["x", "w"], ["y"]),
     ]
     m = model(nodes, [tensor("x", TensorProto.FLOAT, [3, 4])], [tensor("y", TensorProto.FLOAT, [3, 4])])
@@ -59,15 +59,17 @@ def test_constant_of_shape_weight_folds(target, tmp_path):
 
 
 def test_constant_of_shape_is_fast_on_large_shapes():
-    m = model([helper.make_node("ConstantOfShape", ["shape"], ["w"], value=numpy_helper.from_array(np.array([7], np.int64)))],
-              [], [tensor("w", TensorProto.INT64, [1000, 1000, 10])], [const("shape", np.array([1000, 1000, 10], np.int64))])
+    fill = numpy_helper.from_array(np.array([7], np.int64))
+    m = model([helper.make_node("ConstantOfShape", ["shape"], ["w"], value=fill)], [],
+              [tensor("w", TensorProto.INT64, [1000, 1000, 10])], [const("shape", np.array([1000, 1000, 10], np.int64))])
     graph = frontend.import_model(m)
     w = graph.outputs[0]
     assert w.shape == (1000, 1000, 10) and w.dtype == np.int64 and w.data[0, 0, 0] == 7 and w.data[-1, -1, -1] == 7
 
 
-@pytest.mark.parametrize("opset,attrs,expected", [(13, {}, [2, 3, 4, 5]), (15, {"start": 1, "end": -1}, [3, 4]),
-                                                  (15, {"start": -10}, [2, 3, 4, 5])])
+@pytest.mark.parametrize("opset,attrs,expected", [
+    (13, {}, [2, 3, 4, 5]), (15, {"start": 1, "end": -1}, [3, 4]), (15, {"start": -10}, [2, 3, 4, 5]),
+])
 def test_shape(opset, attrs, expected, target, tmp_path):
     x = rand(2, 3, 4, 5)
     m = node_model("Shape", {"x": x}, ["y"], attrs, opset=opset)
@@ -114,8 +116,10 @@ def test_reshape_to_runtime_shape_is_refused(tmp_path):
         build_and_run(m, {"x": x, "shape": np.array([3, 4], np.int64)}, "host", tmp_path)
 
 
-@pytest.mark.parametrize("attrs,dtype", [({"value": numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3))}, np.float32),
-                                         ({"value_ints": [1, -2, 3]}, np.int64), ({"value_float": 2.5}, np.float32)])
+@pytest.mark.parametrize("attrs,dtype", [
+    ({"value": numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3))}, np.float32),
+    ({"value_ints": [1, -2, 3]}, np.int64), ({"value_float": 2.5}, np.float32),
+])
 def test_constant(attrs, dtype, target, tmp_path):
     value = helper.make_node("Constant", [], ["c"], **attrs)
     shape = [2, 3] if "value" in attrs else [3] if "value_ints" in attrs else []
@@ -146,8 +150,9 @@ def unfolded(monkeypatch):
 @pytest.mark.parametrize("dtype,value", [(np.float32, 0.0), (np.float32, -1.25), (np.int64, 3), (np.bool_, True)])
 def test_constant_of_shape_lowering(unfolded, dtype, value, target, tmp_path):
     onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    m = model([helper.make_node("ConstantOfShape", ["shape"], ["y"], value=numpy_helper.from_array(np.array([value], dtype)))],
-              [], [tensor("y", onnx_type, [3, 5])], [const("shape", np.array([3, 5], np.int64))])
+    fill = numpy_helper.from_array(np.array([value], dtype))
+    m = model([helper.make_node("ConstantOfShape", ["shape"], ["y"], value=fill)], [],
+              [tensor("y", onnx_type, [3, 5])], [const("shape", np.array([3, 5], np.int64))])
     report = check_model(m, {}, target, tmp_path, **EXACT)
     assert report["ops"] == {"ConstantOfShape": 1}
 

@@ -4,9 +4,8 @@ match onnxruntime exactly (rtol=atol=0)."""
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
-from mlcc.errors import ShapeError, UnsupportedError
+from mlcc.errors import UnsupportedError
 from tests.golden import build_and_run, check_model, node_model, rand
 
 EXACT = {"rtol": 0.0, "atol": 0.0}
@@ -49,18 +48,16 @@ def test_concat_uneven_with_empty_piece(target, tmp_path):
           target=target, tmp_path=tmp_path)
 
 
-@pytest.mark.parametrize("opset,attrs,initializers,count", [
-    (11, {"axis": 1, "split": [1, 4, 1]}, {}, 3),  # split attribute
-    (13, {"axis": -1}, {"split": i64(2, 3)}, 2),  # split input, negative axis
-    (13, {"axis": 1}, {}, 3),  # equal parts
-    (18, {"axis": 1, "num_outputs": 4}, {}, 4),  # uneven: 2, 2, 2, 0
+@pytest.mark.parametrize("opset,attrs,initializers,count,dim", [
+    (11, {"axis": 1, "split": [1, 4, 1]}, {}, 3, 6),  # split attribute
+    (13, {"axis": -1}, {"split": i64(2, 3)}, 2, 6),  # split input, negative axis
+    (13, {"axis": 1}, {}, 3, 6),  # equal parts
+    (18, {"axis": 1, "num_outputs": 4}, {}, 4, 7),  # uneven: 2, 2, 2, 1
 ])
-def test_split(opset, attrs, initializers, count, target, tmp_path):
-    x = rand(2, 6, 5)
-    outs = [f"y{i}" for i in range(count)]
-    if opset == 18:
-        x = rand(2, 7, 5)  # 7 in 4 parts: 2, 2, 2, 1
-    check("Split", {"x": x}, attrs, opset=opset, initializers=initializers, outputs=outs, target=target, tmp_path=tmp_path)
+def test_split(opset, attrs, initializers, count, dim, target, tmp_path):
+    x = rand(2, dim, 5)
+    check("Split", {"x": x}, attrs, opset=opset, initializers=initializers, outputs=[f"y{i}" for i in range(count)],
+          target=target, tmp_path=tmp_path)
 
 
 def test_split_int64(target, tmp_path):
@@ -182,6 +179,14 @@ def test_pad_wrap(pads, target, tmp_path):
           target=target, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.uint8])
+def test_pad_constant_other_types(dtype, target, tmp_path):  # the fill literal is per type (float16: its bits)
+    x = rand(3, 4).astype(dtype)
+    value = np.array(200 if dtype == np.uint8 else -2.5, dtype)
+    check("Pad", {"x": x}, opset=13, initializers={"pads": i64(1, 0, 0, 2), "value": value},
+          target=target, tmp_path=tmp_path)
+
+
 def test_pad_bool(target, tmp_path):
     x = bools(3, 4)
     check("Pad", {"x": x}, {"mode": "edge"}, opset=13, initializers={"pads": i64(1, 0, 0, 2)},
@@ -199,10 +204,21 @@ def test_gather_runtime_indices(dtype, axis, index_type, target, tmp_path):
     check("Gather", {"x": x, "i": idx}, {"axis": axis}, target=target, tmp_path=tmp_path)
 
 
+def test_gather_runtime_scalar_index(target, tmp_path):
+    x, idx = ints(4, 3), np.array(-2, np.int64)
+    check("Gather", {"x": x, "i": idx}, {"axis": 0}, target=target, tmp_path=tmp_path)
+
+
 @pytest.mark.parametrize("indices", [np.array(-2, np.int64), i64(3, 1, -1), i64(0, 2, 4), np.array([[1, 0]], np.int32)])
 def test_gather_constant_indices(indices, target, tmp_path):
     x = rand(3, 5, 2)
     check("Gather", {"x": x}, {"axis": 1}, initializers={"i": indices}, target=target, tmp_path=tmp_path)
+
+
+def test_gather_empty_indices(target, tmp_path):  # (graph inputs can't be empty: mlcc refuses 0 dims)
+    x = rand(3, 4)
+    check("Gather", {"x": x}, {"axis": 1}, initializers={"i": np.zeros((0,), np.int64)}, target=target,
+          tmp_path=tmp_path)
 
 
 def test_gather_constant_data(target, tmp_path):
