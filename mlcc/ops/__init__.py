@@ -125,10 +125,19 @@ def onnx_attr_protos(node: Node) -> list[onnx.AttributeProto]:
     return protos
 
 
+def _schema_attribute_names(node: Node) -> set[str] | None:
+    try:
+        return set(onnx.defs.get_schema(node.op_type, node.opset, node.domain).attributes)
+    except Exception:  # not an ONNX-schema op (our own fused ops): keep every attribute
+        return None
+
+
 def to_node_proto(node: Node) -> onnx.NodeProto:
+    """The node as ONNX, with only the attributes its opset's schema defines (specs fill in newer ones)."""
     names = ["" if v is None else v.name for v in node.inputs]
     proto = helper.make_node(node.op_type, names, [v.name for v in node.outputs], domain=node.domain or None)
-    proto.attribute.extend(onnx_attr_protos(node))
+    known = _schema_attribute_names(node)
+    proto.attribute.extend(a for a in onnx_attr_protos(node) if known is None or a.name in known)
     return proto
 
 

@@ -79,6 +79,7 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> tuple[onnx.Mod
 
     Returns the model and the names of the outputs to compare (logits first, then the model's output)."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
+    model.ir_version = max(model.ir_version, 4)  # IR 3 would require each new initializer to be an input
     rng = np.random.default_rng(seed)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     all_uses = _consumers(model)
@@ -96,6 +97,7 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> tuple[onnx.Mod
     softmax = [n for n in model.graph.node if n.op_type == "Softmax"]
     if softmax:
         logits = softmax[-1].input[0]
-        model.graph.output.insert(0, helper.make_tensor_value_info(logits, onnx.TensorProto.FLOAT, None))
+        shape = next(o for o in model.graph.output).type.tensor_type.shape  # Softmax keeps its input's shape
+        model.graph.output.insert(0, helper.make_tensor_value_info(logits, onnx.TensorProto.FLOAT, [d.dim_value for d in shape.dim]))
         names.insert(0, logits)
     return model, names
