@@ -39,7 +39,7 @@ def _layout_weights(program: Program) -> tuple[list[tuple[Value, int]], int]:
     placed, seen, offset = [], set(), 0
     used = [v for s in program.steps for v in [*s.node.inputs, *s.constants]
             if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", s.code)]
-    used += [v for v in program.graph.outputs if v.is_const]
+    used += [v for v in program.graph.outputs if v.is_const and v.nbytes]  # empty outputs are not copied
     for v in used:
         if id(v) in seen:
             continue
@@ -110,7 +110,8 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         else:  # an input, a constant, or a value already bound to an earlier output
             source_desc = ("a model input" if any(v is x for x in graph.inputs) else
                            "a constant" if v.is_const else "the same tensor as an earlier output")
-            copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=v.nbytes))
+            if v.nbytes:  # an empty output needs no copy
+                copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=v.nbytes))
         outputs.append(dict(index=i, onnx_name=onnx_name, type=_type(v), c_type=dtypes.c_type(v.dtype),
                             ident=names[id(v)], param_ident=ident, declared=declared))
         params.append(f"{dtypes.c_type(v.dtype)} *{ident}")

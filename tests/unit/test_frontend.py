@@ -82,3 +82,14 @@ def test_errors_are_mlcc_errors_with_a_where(tmp_path):
     with pytest.raises(MlccError) as err:
         frontend.load_model(path)
     assert "x.onnx" in str(err.value)
+
+
+def test_empty_constant_output_compiles(tmp_path, target):
+    # Shape with start > end is an empty constant output; with no weights at all the blob is absent
+    graph = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], start=2, end=1), helper.make_node("Relu", ["x"], ["y"])],
+                              "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("s", TensorProto.INT64, [0]), helper.make_tensor_value_info("y", F, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    check_model(model, {"x": x}, target, tmp_path)
