@@ -22,6 +22,9 @@ from .targets import Target
 
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
 OPTIMISE = ("-O2", "-fno-math-errno")
+# Zig's clang emits debug info by default, which embeds the (temporary) build folder: artifacts would
+# differ between identical builds.
+REPRODUCIBLE = ("-g0", "-fno-ident")
 
 
 @lru_cache(maxsize=1)
@@ -45,7 +48,7 @@ def target_flags(target: Target) -> list[str]:
 
 def compile_flags(target: Target, include_dirs: list[str]) -> list[str]:
     return [
-        *target_flags(target), "-std=c99", *OPTIMISE, *WARNINGS, "-fvisibility=hidden",
+        *target_flags(target), "-std=c99", *OPTIMISE, *REPRODUCIBLE, *WARNINGS, "-fvisibility=hidden",
         *(f"-I{d}" for d in include_dirs),
     ]
 
