@@ -28,15 +28,15 @@ def test_sample_matches_onnxruntime(target, tmp_path):
 
 
 def zig_cc(*args, cwd):
-    subprocess.run([sys.executable, "-m", "ziglang", "cc", *map(str, args)], check=True, cwd=cwd,
-                   capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "ziglang", "cc", *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_c_program_calls_the_model(tmp_path):
     out, _ = build(SAMPLE, BuildOptions(target="host", out_dir=tmp_path / "digits"))
     zig_cc("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{out}", C_API / "main.c", out / "libdigits_cnn.a",
-           "-lm", "-o", tmp_path / "digits", cwd=tmp_path)
-    lines = subprocess.run([tmp_path / "digits"], check=True, capture_output=True, text=True).stdout.splitlines()
+           "-lm", "-o", tmp_path / "digits_app", cwd=tmp_path)
+    lines = subprocess.run([tmp_path / "digits_app"], check=True, capture_output=True, text=True).stdout.splitlines()
     got = np.array([float(line.split()[1]) for line in lines[:10]], dtype=np.float32)
     expected, _ = reference_outputs(onnx.load(str(SAMPLE)), {"image": synthetic_image()}, ["probabilities"])
     result = compare(got, expected["probabilities"].reshape(-1), 1e-4, 1e-6)
