@@ -59,3 +59,22 @@ def test_output_is_byte_identical_across_builds(target, tmp_path):
     second, _ = build(SAMPLE, BuildOptions(target=target, out_dir=tmp_path / "b"))
     for name in ("digits_cnn.c", "digits_cnn.h", "digits_cnn.weights.bin", *report["artifacts"].values()):
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_run_refuses_null_and_misaligned_arena(tmp_path):
+    from cffi import FFI
+
+    from mlcc.runners.host import aligned_empty
+
+    out, report = build(SAMPLE, BuildOptions(target="host", out_dir=tmp_path / "d"))
+    ffi = FFI()
+    ffi.cdef("int digits_cnn_run(const float *image, float *probabilities, void *arena);")
+    lib = ffi.dlopen(str(out / report["artifacts"]["shared_library"]))
+    image, probs = synthetic_image(), np.zeros((1, 10), np.float32)
+    arena = aligned_empty(report["arena_bytes"] + 64)
+    ptr = lambda a, offset=0: ffi.cast("void *", a.ctypes.data + offset)  # noqa: E731
+    assert lib.digits_cnn_run(ptr(image), ptr(probs), ffi.NULL) == 1
+    assert lib.digits_cnn_run(ptr(image), ptr(probs), ptr(arena, 4)) == 2
+    assert not probs.any(), "a refused call must not write the outputs"
+    assert lib.digits_cnn_run(ptr(image), ptr(probs), ptr(arena)) == 0
+    assert abs(float(probs.sum()) - 1.0) < 1e-5
