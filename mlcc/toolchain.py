@@ -101,7 +101,8 @@ def kernel_objects(target: Target, families: list[str]) -> list[Path]:
     cache.mkdir(parents=True, exist_ok=True)
     for family in families:
         for source in family_sources(family):
-            key = hashlib.sha256((salt + "\0" + source.read_text()).encode()).hexdigest()[:24]
+            local_headers = "".join(h.read_text() for h in sorted(source.parent.glob("*.h")))
+            key = hashlib.sha256("\0".join([salt, source.read_text(), local_headers]).encode()).hexdigest()[:24]
             obj = cache / f"{family}__{source.stem}__{key}.o"
             objects.append(obj)
             if not obj.exists():

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
+from ._spatial import spatial_ints
 
 KERNEL_DIMS = 3
 CONV_ATTRS = {"auto_pad": "NOTSET", "dilations": None, "group": 1, "kernel_shape": None, "pads": None, "strides": None}
@@ -49,15 +50,6 @@ class ConvGeometry:
         return int(np.prod(self.out))
 
 
-def ints(node: Node, name: str, count: int, default: int) -> list[int]:
-    value = node.attrs.get(name)
-    if value is None or len(value) == 0:
-        return [default] * count
-    if len(value) != count:
-        raise UnsupportedError(f"{name} has {len(value)} entries for {count} spatial dims", node.where())
-    return [int(v) for v in value]
-
-
 def check_operands(node: Node, weight_channel_axis: int) -> tuple[int, list[int]]:
     """Validates X and W; returns the group count and the kernel extents."""
     x, w = node.inputs[0], node.inputs[1]
@@ -67,7 +59,7 @@ def check_operands(node: Node, weight_channel_axis: int) -> tuple[int, list[int]
     if not 1 <= spatial <= KERNEL_DIMS or len(w.shape) != len(x.shape):
         raise UnsupportedError(f"{node.op_type} of {x.type_str()} with {w.type_str()} (1 to 3 spatial dims)", node.where())
     kernel = list(w.shape[2:])
-    if node.attrs.get("kernel_shape") is not None and ints(node, "kernel_shape", spatial, 1) != kernel:
+    if node.attrs.get("kernel_shape") is not None and spatial_ints(node, "kernel_shape", spatial, 1) != kernel:
         raise UnsupportedError(f"kernel_shape {node.attrs['kernel_shape']} disagrees with W {w.type_str()}", node.where())
     groups = int(node.attrs["group"])
     in_channels = x.shape[1]
@@ -89,7 +81,7 @@ def conv_geometry(node: Node) -> ConvGeometry:
     if w.shape[0] % groups:
         raise UnsupportedError(f"Conv: {w.shape[0]} output channels do not split into {groups} groups", node.where())
     inp, n = list(x.shape[2:]), len(kernel)
-    stride, dilation = ints(node, "strides", n, 1), ints(node, "dilations", n, 1)
+    stride, dilation = spatial_ints(node, "strides", n, 1), spatial_ints(node, "dilations", n, 1)
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     mode = node.attrs["auto_pad"]
     if mode in ("SAME_UPPER", "SAME_LOWER"):
@@ -97,7 +89,7 @@ def conv_geometry(node: Node) -> ConvGeometry:
         totals = [max(0, (o - 1) * s + e - i) for o, s, e, i in zip(out, stride, span, inp)]
         begin = [_same_pads(t, mode) for t in totals]
     elif mode in ("NOTSET", "VALID"):
-        pads = ints(node, "pads", 2 * n, 0) if mode == "NOTSET" else [0] * (2 * n)
+        pads = spatial_ints(node, "pads", 2 * n, 0) if mode == "NOTSET" else [0] * (2 * n)
         begin = pads[:n]
         out = [(i + b + e - s_) // s + 1 for i, b, e, s_, s in zip(inp, pads[:n], pads[n:], span, stride)]
     else:
@@ -115,8 +107,8 @@ def conv_transpose_geometry(node: Node) -> ConvGeometry:
     groups, kernel = check_operands(node, 0)
     x = node.inputs[0]
     src, n = list(x.shape[2:]), len(kernel)
-    stride, dilation = ints(node, "strides", n, 1), ints(node, "dilations", n, 1)
-    extra = ints(node, "output_padding", n, 0)
+    stride, dilation = spatial_ints(node, "strides", n, 1), spatial_ints(node, "dilations", n, 1)
+    extra = spatial_ints(node, "output_padding", n, 0)
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     full = [s * (i - 1) + a + e for s, i, a, e in zip(stride, src, extra, span)]  # the output with no padding
     mode = node.attrs["auto_pad"]
@@ -132,7 +124,7 @@ def conv_transpose_geometry(node: Node) -> ConvGeometry:
         begin = [t // 2 if mode == "SAME_UPPER" else t - t // 2 for t in totals]
         out = target
     elif mode in ("NOTSET", "VALID"):
-        pads = ints(node, "pads", 2 * n, 0) if mode == "NOTSET" else [0] * (2 * n)
+        pads = spatial_ints(node, "pads", 2 * n, 0) if mode == "NOTSET" else [0] * (2 * n)
         begin = pads[:n]
         out = [f - b - e for f, b, e in zip(full, pads[:n], pads[n:])]
     else:

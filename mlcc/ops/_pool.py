@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
+from ._spatial import spatial_ints
 
 KERNEL_DIMS = 3
 POOL_ATTRS = {"kernel_shape": None, "strides": None, "pads": None, "auto_pad": "NOTSET", "ceil_mode": 0}
@@ -40,15 +41,6 @@ class PoolGeometry:
                 ("dilation", self.dilation), ("pad_begin", self.pad_begin), ("pad_end", self.pad_end)]
 
 
-def _ints(node: Node, name: str, count: int, default: int) -> list[int]:
-    value = node.attrs.get(name)
-    if value is None or len(value) == 0:
-        return [default] * count
-    if len(value) != count:
-        raise UnsupportedError(f"{name} has {len(value)} entries for {count} spatial dims", node.where())
-    return [int(v) for v in value]
-
-
 def geometry(node: Node) -> PoolGeometry:
     x = node.inputs[0]
     spatial = len(x.shape) - 2
@@ -56,15 +48,15 @@ def geometry(node: Node) -> PoolGeometry:
         raise UnsupportedError(f"{node.op_type} over {spatial} spatial dims (1 to {KERNEL_DIMS} supported)", node.where())
     if node.attrs.get("kernel_shape") is None:
         raise UnsupportedError("attribute 'kernel_shape' is required", node.where())
-    kernel = _ints(node, "kernel_shape", spatial, 1)
-    stride = _ints(node, "strides", spatial, 1)
-    dilation = _ints(node, "dilations", spatial, 1)
+    kernel = spatial_ints(node, "kernel_shape", spatial, 1)
+    stride = spatial_ints(node, "strides", spatial, 1)
+    dilation = spatial_ints(node, "dilations", spatial, 1)
     if min(kernel + stride + dilation) < 1:
         raise UnsupportedError("kernel_shape, strides and dilations must be positive", node.where())
     auto_pad = node.attrs.get("auto_pad", "NOTSET")
     if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
         raise UnsupportedError(f"auto_pad={auto_pad!r}", node.where())
-    pads = _ints(node, "pads", 2 * spatial, 0) if auto_pad == "NOTSET" else [0] * (2 * spatial)
+    pads = spatial_ints(node, "pads", 2 * spatial, 0) if auto_pad == "NOTSET" else [0] * (2 * spatial)
     if min(pads) < 0:
         raise UnsupportedError("negative pads are not supported", node.where())
     ceil_mode = bool(node.attrs.get("ceil_mode", 0))

@@ -1,0 +1,56 @@
+/* The body of every f32-gemm tile: an MRxNR micro-kernel and a 1xNR row kernel for m tails, in
+ * portable C written for clang's auto-vectoriser (NR is a whole number of the target's vectors and the
+ * accumulators fit its registers). A ukernel-MRxNR.c file defines MR, NR and MLCC_GEMM_CONFIG, the name
+ * of the config it exports, then includes this. */
+#include "mlcc/kernels/f32-gemm.h"
+
+static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha)
+{
+    if (nr == NR) {
+        for (size_t i = 0; i < mr; ++i)
+            for (size_t j = 0; j < NR; ++j) c[i * ldc + j] += alpha * acc[i][j];
+    } else {
+        for (size_t i = 0; i < mr; ++i)
+            for (size_t j = 0; j < nr; ++j) c[i * ldc + j] += alpha * acc[i][j];
+    }
+}
+
+static void ukernel_tile(size_t mr, size_t nr, size_t kc,
+                        const float *a, size_t a_rs, size_t a_cs,
+                        const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha)
+{
+    /* the driver calls this with mr == MR only: m tails go row by row */
+    const float *ar[MR];
+    float acc[MR][NR];
+    for (size_t i = 0; i < MR; ++i) {
+        ar[i] = a + i * a_rs;
+        for (size_t j = 0; j < NR; ++j) acc[i][j] = 0.0f;
+    }
+    for (size_t p = 0; p < kc; ++p) {
+        const float *MLCC_RESTRICT wp = w + p * NR;
+        for (size_t i = 0; i < MR; ++i) {
+            const float ai = ar[i][p * a_cs];
+            for (size_t j = 0; j < NR; ++j) acc[i][j] += ai * wp[j];
+        }
+    }
+    store(mr, nr, acc, c, ldc, alpha);
+}
+
+static void ukernel_row(size_t mr, size_t nr, size_t kc,
+                       const float *a, size_t a_rs, size_t a_cs,
+                       const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha)
+{
+    float acc[1][NR];
+    (void)a_rs;
+    for (size_t j = 0; j < NR; ++j) acc[0][j] = 0.0f;
+    for (size_t p = 0; p < kc; ++p) {
+        const float ap = a[p * a_cs];
+        const float *MLCC_RESTRICT wp = w + p * NR;
+        for (size_t j = 0; j < NR; ++j) acc[0][j] += ap * wp[j];
+    }
+    store(mr, nr, acc, c, ldc, alpha);
+}
+
+const struct mlcc_f32_gemm_config MLCC_GEMM_CONFIG = {
+    ukernel_tile, ukernel_row, MR, NR,
+};
