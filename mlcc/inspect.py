@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from . import ops
-from .errors import UnsupportedError
 from .pipeline import BuildOptions, compile_model
 from .report import model_flops, op_counts, tensor_info
 

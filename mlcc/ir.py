@@ -8,7 +8,7 @@ valid execution order. The text form (`format_graph`) is stable: pass tests and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -70,8 +70,6 @@ class Graph:
         self.nodes: list[Node] = []
 
     # --- queries --------------------------------------------------------------------------------
-    def producers(self) -> dict[int, Node]:
-        return {id(v): n for n in self.nodes for v in n.outputs}
 
     def consumers(self) -> dict[int, list[Node]]:
         uses: dict[int, list[Node]] = {}
@@ -158,17 +156,6 @@ def format_graph(graph: Graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def unique_name(taken: set[str], base: str) -> str:
-    name, i = base, 1
-    while name in taken:
-        i += 1
-        name = f"{base}_{i}"
-    taken.add(name)
-    return name
-
-
-def iter_tensor_values(values: Iterable[Value | None]) -> Iterable[Value]:
-    return (v for v in values if v is not None)
 
 
 _TYPED = r"%(?P<name>[^:\s]+):(?P<dtype>\w+)\[(?P<shape>[\d,]*)\]"

@@ -42,11 +42,6 @@ class MemoryPlan:
     peak_step: int
     peak_values: list[str]
 
-    def offset(self, value: Value) -> int | None:
-        for b in self.buffers:
-            if b.value is value:
-                return b.offset
-        return None
 
     def verify(self) -> None:
         """No two tensors that are live at the same time share a byte."""

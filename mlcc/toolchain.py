@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -67,12 +66,6 @@ def _run(cmd: list[str], cwd: str | None = None) -> str:
         output = (proc.stderr or proc.stdout).strip()
         raise ToolchainError(f"compiler failed ({' '.join(cmd[2:4])}): {output[:4000]}")
     return proc.stdout
-
-
-@dataclass(frozen=True)
-class Kernel:
-    family: str
-    source: Path  # runtime_c/kernels/<family>/<file>.c
 
 
 def family_sources(family: str) -> list[Path]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from .. import cnames
 from ..errors import ShapeError, UnsupportedError
