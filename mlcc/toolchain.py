@@ -58,8 +58,17 @@ def display_command(target: Target, source: str) -> str:
 
 
 def _run(cmd: list[str], cwd: str | None = None) -> str:
+    # Zig keeps libc builds in its global cache (worth sharing) but would also keep every compiled object
+    # there: a model's object holds its whole weights blob, so each build of a large model would leave
+    # hundreds of MB behind. Compiled objects go to a throwaway local cache instead; mlcc caches kernels.
+    with tempfile.TemporaryDirectory(prefix="mlcc-zig-") as local_cache:
+        env = {**os.environ, "ZIG_LOCAL_CACHE_DIR": local_cache}
+        return _run_in(cmd, cwd, env)
+
+
+def _run_in(cmd: list[str], cwd: str | None, env: dict[str, str]) -> str:
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"timed out: {' '.join(cmd[:6])} ...") from None
     if proc.returncode != 0:
