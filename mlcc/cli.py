@@ -66,6 +66,25 @@ def _parse_dims(values: tuple[str, ...]) -> dict[str, int]:
     return dims
 
 
+def _parse_frozen(values: tuple[str, ...]) -> dict[str, np.ndarray]:
+    frozen = {}
+    for text in values:
+        name, sep, listed = text.partition("=")
+        items = [item.strip() for item in listed.split(",") if item.strip()]
+        try:
+            numbers = [int(item) for item in items] if all(_is_int(item) for item in items) else [float(item) for item in items]
+        except ValueError:
+            numbers = None
+        if not sep or not name or numbers is None:
+            raise UsageError(f"--freeze {text!r}: expected INPUT=V0,V1,... with numbers")
+        frozen[name] = np.array(numbers)
+    return frozen
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
 def _progress():
     """A stage printer on a terminal, silence otherwise."""
     if not sys.stderr.isatty():
@@ -134,7 +153,9 @@ def main(verbose: bool):
 @click.option("--disable-pass", "disabled", multiple=True, metavar="PASS", help="Switch a pass off (repeatable).")
 @click.option("--verify-each", is_flag=True, help="Check each stage's contract (slower).")
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS", help="Print the IR after a pass (repeatable).")
-def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after):
+@click.option("--freeze", "frozen", multiple=True, metavar="INPUT=V0,V1,...",
+              help="Make an input a constant with these values (e.g. a Reshape's shape fed as an input).")
+def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen):
     """Compile MODEL to C and the target's artifacts."""
     from . import passes
     from .ir import format_graph
@@ -149,8 +170,8 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
             click.echo(f"; IR after {pass_name}\n{format_graph(graph)}", err=True)
 
     options = BuildOptions(target=target, out_dir=Path(out_dir) if out_dir else None, name=name,
-                           shapes=_parse_shapes(shapes), dims=_parse_dims(dims), opt_level=opt_level,
-                           disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
+                           shapes=_parse_shapes(shapes), dims=_parse_dims(dims), frozen=_parse_frozen(frozen),
+                           opt_level=opt_level, disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
                            after_pass=after_pass)
     folder, report = run_build(model, options)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"

@@ -85,7 +85,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     if weights_total:
         _write_weights(out_dir / weights_file, placed, weights_total)
 
-    read = {id(v) for s in program.steps for v in s.reads}
+    read = {id(v) for s in program.steps for v in s.reads if re.search(rf"\b{names[id(v)]}\b", s.code)}
     params, taken = [], {"arena", "inputs", "outputs"}
     inputs = []
     for i, v in enumerate(graph.inputs):
@@ -130,7 +130,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     for index, s in enumerate(program.steps):
         ins = ", ".join(_type(v) for v in s.node.inputs if v is not None)
         outs = ", ".join(_type(v) for v in s.node.outputs if v.name)
-        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=s.code,
+        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(s.code),
                           signature=cnames.comment_text(f"{ins} -> {outs}")))
 
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
@@ -161,3 +161,13 @@ def _tidy(text: str) -> str:
         if blank <= 1:
             out.append(line.rstrip())
     return "\n".join(out).rstrip() + "\n"
+
+
+_TOP_LEVEL_DECLARATION = re.compile(r"^(const |static |unsigned |signed |float |double |bool |size_t |u?int\d+_t |int |long )", re.M)
+
+
+def _scoped(code: str) -> str:
+    """A step that declares variables at its top level gets its own block, so steps never collide."""
+    if not _TOP_LEVEL_DECLARATION.search(code):
+        return code
+    return "{\n" + "\n".join(f"    {line}" if line else line for line in code.splitlines()) + "\n}"

@@ -29,6 +29,17 @@ class ShapeError(MlccError):
     """A shape is unknown, dynamic, inconsistent or too large."""
 
 
+class NeedsConstantError(ShapeError):
+    """An operand that decides shapes (a Reshape's shape, a Slice's starts, ...) is computed at run time.
+
+    `value_name` names it; when it is a graph input, freezing it to a value (`--freeze`) makes it constant.
+    """
+
+    def __init__(self, message: str, where: str | None = None, value_name: str = ""):
+        super().__init__(message, where)
+        self.value_name = value_name
+
+
 class UsageError(MlccError):
     """A bad command-line value (unknown input name, malformed --shape, unknown target)."""
 

@@ -17,10 +17,10 @@ import onnx
 from onnx import helper, numpy_helper
 
 from . import dtypes, ops
-from .errors import ModelLoadError, ShapeError, UnsupportedError, UsageError
+from .errors import ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
 
-MIN_OPSET = 7
+MIN_OPSET = 1
 MAX_TENSOR_BYTES = 4 << 30  # one tensor larger than this is refused before anything is allocated
 _INFER_DATA_LIMIT = 1 << 16  # constants up to this many elements are shown to onnx's shape inference
 
@@ -29,6 +29,7 @@ _INFER_DATA_LIMIT = 1 << 16  # constants up to this many elements are shown to o
 class ShapeOverrides:
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # --shape INPUT=D0,D1,...
     dims: dict[str, int] = field(default_factory=dict)  # --dim SYMBOL=N
+    frozen: dict[str, np.ndarray] = field(default_factory=dict)  # --freeze INPUT=V0,V1,...: input made a constant
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -84,7 +85,8 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     opsets = {o.domain or "": o.version for o in model.opset_import}
     default_opset = opsets.get("", 0)
     newest = onnx.defs.onnx_opset_version()
-    if not MIN_OPSET <= default_opset <= newest:
+    uses_default_domain = any(n.domain in ("", "ai.onnx") for n in model.graph.node)
+    if (uses_default_domain or default_opset) and not MIN_OPSET <= default_opset <= newest:
         raise UnsupportedError(f"default-domain opset {default_opset} is outside the supported {MIN_OPSET}..{newest}")
 
     g = model.graph
@@ -101,7 +103,10 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     for info in real_inputs:
         value = Value(info.name, *_input_type(info, overrides))
         values[info.name] = value
-        graph.inputs.append(value)
+        if info.name in overrides.frozen:
+            value.data = _frozen_value(value, overrides.frozen[info.name])
+        else:
+            graph.inputs.append(value)
 
     _check_ops(g.node, opsets)
     for proto in g.node:
@@ -118,7 +123,12 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
                 raise ModelLoadError(f"reads {input_name!r}, which no node produces", where)
         node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where),
                     proto.domain or "", opsets.get(proto.domain or "", default_opset))
-        _type_node(node, op, proto, list(proto.output), where)
+        try:
+            _type_node(node, op, proto, list(proto.output), where)
+        except NeedsConstantError as exc:
+            if any(v.name == exc.value_name for v in graph.inputs):
+                exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
+            raise
         for v in node.outputs:
             values[v.name] = v
         graph.nodes.append(node)
@@ -140,8 +150,20 @@ def _check_ops(nodes, opsets: dict[str, int]) -> None:
         raise UnsupportedError(f"unsupported operator(s): {listed}")
 
 
+def _frozen_value(value: Value, given) -> np.ndarray:
+    data = np.asarray(given)
+    if data.size != int(np.prod(value.shape, dtype=np.int64)):
+        raise UsageError(f"--freeze {value.name}: {data.size} values given, the input has shape {list(value.shape)}")
+    if data.dtype != value.dtype and not np.can_cast(data.dtype, value.dtype, "same_kind"):
+        raise UsageError(f"--freeze {value.name}: values of type {data.dtype} do not fit the input's {value.dtype}")
+    return np.asarray(data.astype(value.dtype).reshape(value.shape), order="C")
+
+
 def _check_overrides(inputs, overrides: ShapeOverrides) -> None:
     names = [i.name for i in inputs]
+    for name in overrides.frozen:
+        if name not in names:
+            raise UsageError(f"--freeze names unknown input {name!r}; the model's inputs are: {', '.join(names) or 'none'}")
     for name, shape in overrides.shapes.items():
         if name not in names:
             raise UsageError(f"--shape names unknown input {name!r}; the model's inputs are: {', '.join(names) or 'none'}")
@@ -202,6 +224,12 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
             v.dtype, v.shape, v.data = data.dtype, tuple(data.shape), data
         return
     if op.value_dependent_shape:
+        for index in op.shape_operands:
+            value = node.input(index)
+            if value is not None and not value.is_const:
+                raise NeedsConstantError(f"its output shape depends on the values of input {value.name!r}, known only at "
+                                         "run time; mlcc needs them at build time (a constant, or computed from shapes only)",
+                                         where, value.name)
         raise ShapeError("its output shape depends on input values known only at run time; "
                          "mlcc compiles such ops only when their inputs are constants", where)
     if types is None:

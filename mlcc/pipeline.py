@@ -25,6 +25,7 @@ class BuildOptions:
     name: str | None = None
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     dims: dict[str, int] = field(default_factory=dict)
+    frozen: dict[str, object] = field(default_factory=dict)  # input name -> values: the input becomes a constant
     opt_level: int = 2
     disabled_passes: tuple[str, ...] = ()
     verify_each: bool = False
@@ -59,7 +60,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     options.progress("loading")
     model = frontend.load_model(model_path)
     options.progress("importing")
-    graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims), name)
+    graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims, options.frozen), name)
     ops_before = op_counts(graph)
     if options.verify_each:
         graph.verify()

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import cnames
 from ..ir import Node, Value
-from ..errors import ShapeError
+from ..errors import NeedsConstantError, ShapeError
 
 
 def contiguous_strides(shape) -> list[int]:
@@ -128,8 +128,8 @@ def const_ints(node: Node, index: int, what: str) -> list[int] | None:
     if value is None:
         return None
     if not value.is_const:
-        raise ShapeError(f"its {what} input {value.name!r} is computed at run time; mlcc needs it known at "
-                         "build time (a constant, or computed from shapes only)", node.where())
+        raise NeedsConstantError(f"its {what} input {value.name!r} is computed at run time; mlcc needs it known at "
+                                 "build time (a constant, or computed from shapes only)", node.where(), value.name)
     return [int(x) for x in np.asarray(value.data).reshape(-1)]
 
 

@@ -21,6 +21,7 @@ class ConstantOfShape(Op):
     op_type = "ConstantOfShape"
     attrs = {"value": None}
     value_dependent_shape = True
+    shape_operands = (0,)
 
     def fill(self, node: Node) -> np.ndarray:
         value = node.attrs.get("value")

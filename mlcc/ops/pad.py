@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedError
+from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions, fill_literal, is_zero_bytes, normalize_axis
@@ -49,7 +49,8 @@ class Pad(Op):
             return list(node.attrs.get("pads", [])), node.attrs["value"], None
         value = node.input(2)
         if value is not None and not value.is_const:
-            raise UnsupportedError("a constant_value computed at run time is not supported", node.where())
+            raise NeedsConstantError(f"its constant_value input {value.name!r} is computed at run time; mlcc needs "
+                                     "it known at build time", node.where(), value.name)
         fill = np.asarray(value.data).reshape(-1)[0] if value is not None and value.size else 0
         return const_ints(node, 1, "pads"), fill, const_ints(node, 3, "axes")
 

@@ -16,6 +16,7 @@ from ._copy import fill_literal
 class Range(Op):
     op_type = "Range"
     value_dependent_shape = True
+    shape_operands = (0, 1, 2)
 
     def lower(self, node: Node, ctx) -> None:
         out = node.outputs[0]

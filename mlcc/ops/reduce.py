@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 
 from .. import cnames
-from ..errors import ShapeError, UnsupportedError
+from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register_family
 
@@ -50,7 +50,8 @@ def reduced_axes(node: Node, row: Row) -> list[int] | None:
     if node.opset >= row.axes_input_since:
         given = node.input(1)
         if given is not None and not given.is_const:
-            raise UnsupportedError("axes computed at run time are not supported; they must be a constant", node.where())
+            raise NeedsConstantError(f"its axes input {given.name!r} is computed at run time; mlcc needs it known "
+                                     "at build time (a constant, or computed from shapes only)", node.where(), given.name)
         axes = [] if given is None else [int(a) for a in given.data.reshape(-1)]
     else:
         axes = list(node.attrs.get("axes") or [])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedError
+from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register
 from ._resample import lower_resample, output_shape
@@ -36,8 +36,8 @@ class Resize(Op):
         scales, sizes = node.input(scales_at), node.input(sizes_at) if sizes_at else None
         for what, v in (("scales", scales), ("sizes", sizes)):
             if v is not None and not v.is_const:
-                raise UnsupportedError(f"{what} computed at run time are not supported (the output shape would "
-                                       "depend on them); they must be constants", node.where())
+                raise NeedsConstantError(f"its {what} input {v.name!r} is computed at run time; the output shape "
+                                         "depends on it, so mlcc needs it known at build time", node.where(), v.name)
         if scales is not None and scales.size:
             given = [float(s) for s in scales.data.reshape(-1)]
             if len(given) != len(axes) or any(not s > 0 for s in given):

@@ -4,7 +4,7 @@ attribute (7) or a constant input (9). Lowered through the build-time tap tables
 
 from __future__ import annotations
 
-from ..errors import ShapeError, UnsupportedError
+from ..errors import NeedsConstantError, ShapeError
 from ..ir import Node
 from . import Op, register
 from ._resample import lower_resample, output_shape
@@ -22,9 +22,11 @@ class Upsample(Op):
                 raise ShapeError("attribute 'scales' is required", node.where())
         else:
             v = node.input(1)
-            if v is None or not v.is_const:
-                raise UnsupportedError("scales computed at run time are not supported (the output shape would "
-                                       "depend on them); they must be a constant", node.where())
+            if v is None:
+                raise ShapeError("input 'scales' is required", node.where())
+            if not v.is_const:
+                raise NeedsConstantError(f"its scales input {v.name!r} is computed at run time; the output shape "
+                                         "depends on it, so mlcc needs it known at build time", node.where(), v.name)
             given = v.data.reshape(-1)
         scales = [float(s) for s in given]
         if len(scales) != len(node.inputs[0].shape) or any(not s >= 1 for s in scales):

@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mlcc import frontend
-from mlcc.errors import MlccError, ShapeError, UnsupportedError
+from mlcc.errors import MlccError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from tests.golden import check_model
 
 F = TensorProto.FLOAT
@@ -60,9 +60,22 @@ def test_graph_input_with_initializer_is_a_constant():
 def test_opset_out_of_range_is_refused():
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", F, [3])],
                               [helper.make_tensor_value_info("y", F, [3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)])
-    with pytest.raises(UnsupportedError, match="opset 6"):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 99)])
+    with pytest.raises(UnsupportedError, match="opset 99"):
         frontend.import_model(model)
+
+
+def test_frozen_input_becomes_a_constant():
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, [2, 3]), helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(NeedsConstantError, match="--freeze s="):
+        frontend.import_model(model)
+    g = frontend.import_model(model, frontend.ShapeOverrides(frozen={"s": np.array([3, 2])}))
+    assert [v.name for v in g.inputs] == ["x"] and g.outputs[0].shape == (3, 2)
+    with pytest.raises(UsageError, match="3 values given"):
+        frontend.import_model(model, frontend.ShapeOverrides(frozen={"s": np.array([3, 2, 1])}))
 
 
 def test_every_value_is_typed_and_static():
