@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dtypes, ops
+from . import dtypes, functions, ops
 from .errors import ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
 
@@ -109,10 +109,19 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
             graph.inputs.append(value)
 
     _check_ops(g.node, opsets)
-    for proto in g.node:
+    pending = [(proto, opsets) for proto in reversed(g.node)]  # a stack: function bodies go on top
+    expansions = 0
+    while pending:
+        proto, node_opsets = pending.pop()
         op = ops.lookup(proto.op_type, proto.domain)
         node_name = proto.name or f"{proto.op_type}_{len(graph.nodes)}"
         where = f"node {node_name!r} ({proto.op_type})"
+        opset = node_opsets.get(proto.domain or "", default_opset)
+        if op is None or op.prefers_function(proto, opset):
+            expansions += 1
+            body = _function_body(proto, opset, values, f"{node_name}__f{expansions}_", where)
+            pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
+            continue
         inputs = []
         for input_name in proto.input:
             if input_name == "":
@@ -121,8 +130,7 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
                 inputs.append(values[input_name])
             else:
                 raise ModelLoadError(f"reads {input_name!r}, which no node produces", where)
-        node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where),
-                    proto.domain or "", opsets.get(proto.domain or "", default_opset))
+        node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
         try:
             _type_node(node, op, proto, list(proto.output), where)
         except NeedsConstantError as exc:
@@ -143,8 +151,27 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     return graph
 
 
+def _function_body(proto: onnx.NodeProto, opset: int, values: dict[str, Value], prefix: str, where: str):
+    """The nodes of an op's ONNX function body, each with the body's opset imports."""
+    types = []
+    for name in proto.input:
+        value = values.get(name)
+        types.append(helper.make_tensor_type_proto(dtypes.to_onnx(value.dtype), value.shape) if value is not None
+                     else onnx.TypeProto())
+    try:
+        expanded = functions.expand(proto, opset, types, prefix)
+    except Exception as exc:  # onnx's function builders raise on inputs they do not accept
+        raise UnsupportedError(f"cannot expand its ONNX function body: {exc}", where) from None
+    if expanded is None:
+        raise UnsupportedError(f"unsupported operator {proto.op_type}", where)
+    body, body_opsets = expanded
+    return [(inner, body_opsets) for inner in body]
+
+
 def _check_ops(nodes, opsets: dict[str, int]) -> None:
-    missing = [n for n in nodes if ops.lookup(n.op_type, n.domain) is None]
+    default_opset = opsets.get("", 0)
+    missing = [n for n in nodes if ops.lookup(n.op_type, n.domain) is None
+               and not functions.has_body(n, opsets.get(n.domain or "", default_opset))]
     if missing:
         listed = ", ".join(f"{n.op_type}{' (' + n.domain + ')' if n.domain else ''} in node {n.name!r}" for n in missing)
         raise UnsupportedError(f"unsupported operator(s): {listed}")

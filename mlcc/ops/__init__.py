@@ -83,6 +83,10 @@ class Op:
         """Floating-point operations one run of the node does (a multiply-add counts 2)."""
         return 0
 
+    def prefers_function(self, proto: onnx.NodeProto, opset: int) -> bool:
+        """True for forms this op leaves to its ONNX function body (mlcc.functions), e.g. rare extra outputs."""
+        return False
+
     def forwards_input(self, node: Node) -> bool:
         """For removable_identity ops: does this node forward input 0 unchanged (e.g. Dropout in test mode)?"""
         return self.removable_identity
