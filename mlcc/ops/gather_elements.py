@@ -1,0 +1,28 @@
+"""GatherElements: out[i...] = data[i... with axis i_axis replaced by indices[i...]]. One loop nest over the
+indices' shape; indices come at run time (int32 or int64) and are wrapped and clamped (see _indexing)."""
+
+from __future__ import annotations
+
+from ..ir import Node
+from . import Op, register
+from ._copy import normalize_axis
+from ._indexing import Nest, add, emit_idle, emit_indexed, scaled, strides
+
+
+@register
+class GatherElements(Op):
+    op_type = "GatherElements"
+    attrs = {"axis": 0}
+
+    def lower(self, node: Node, ctx) -> None:
+        data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]
+        axis = normalize_axis(node.attrs["axis"], len(data.shape), node)
+        if out.size == 0:
+            emit_idle(ctx, [data, indices, out])
+            return
+        nest = Nest.over(indices.shape)
+        at = nest.index(strides(indices))
+        data_strides = strides(data)
+        src = add(nest.index(data_strides, skip=axis), scaled("k", data_strides[axis]))
+        emit_indexed(ctx, nest, [("k", f"{ctx.ptr(indices)}[{at}]", int(data.shape[axis]))],
+                     f"{ctx.ptr(out)}[{at}] = {ctx.ptr(data)}[{src}];")
