@@ -219,7 +219,7 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
         raise ShapeError(f"has no declared shape; give it with --shape {info.name}=D0,D1,...", where)
     shape = []
     for axis, d in enumerate(declared):
-        if d.HasField("dim_value") and d.dim_value > 0:
+        if d.HasField("dim_value") and d.dim_value >= 0:
             shape.append(d.dim_value)
         elif d.HasField("dim_param") and d.dim_param in overrides.dims:
             shape.append(overrides.dims[d.dim_param])

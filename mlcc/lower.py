@@ -132,6 +132,8 @@ def lower_graph(graph: Graph, target: Target) -> Program:
         if op is None or not op.can_lower:
             missing.append(node)
             continue
+        if all(v.size == 0 for v in node.outputs):
+            continue  # every output is empty: nothing to compute
         ctx.step = Step(node)
         op.lower(node, ctx)
         steps.append(ctx.step)

@@ -20,6 +20,29 @@ def _run(args: tuple[str, str]) -> tuple[str, suite.Outcome]:
     return name, suite.run_case(suite.all_cases()[name], target)
 
 
+def run_all(names: list[str], target: str, jobs: int) -> dict[str, suite.Outcome]:
+    """Outcome per case. When a case kills a worker process (a crash in generated code), the cases that
+    were in flight are rerun one per process, so the culprit is named and the others still count."""
+    results: dict[str, suite.Outcome] = {}
+    broken = _run_pool(names, target, jobs, results)
+    for name in broken:
+        if _run_pool([name], target, 1, results):
+            results[name] = suite.Outcome(False, "crash: the process running it died (signal)")
+    return {name: results[name] for name in names}
+
+
+def _run_pool(names: list[str], target: str, jobs: int, results: dict[str, suite.Outcome]) -> list[str]:
+    broken = []
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        futures = {pool.submit(_run, (name, target)): name for name in names}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                results[futures[future]] = future.result()[1]
+            except concurrent.futures.process.BrokenProcessPool:
+                broken.append(futures[future])
+    return broken
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__.splitlines()[0])
     parser.add_argument("--target", "-t", default="host")
@@ -32,10 +55,7 @@ def main() -> int:
     os.environ.setdefault("MLCC_CACHE_DIR", os.path.expanduser("~/.cache/mlcc"))
     cases = {n: c for n, c in suite.applicable_cases().items() if args.match in n}
     started = time.perf_counter()
-    results: dict[str, suite.Outcome] = {}
-    with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
-        for name, outcome in pool.map(_run, [(n, args.target) for n in cases], chunksize=4):
-            results[name] = outcome
+    results = run_all(list(cases), args.target, args.jobs)
     print(f"target {args.target}: {len(results)} cases in {time.perf_counter() - started:.0f} s")
     print(suite.summarize(results, cases))
     if args.failures:
