@@ -1,0 +1,98 @@
+"""Shared by the quantization ops: integer ranges, and where a scale or zero point applies to an element.
+
+QuantizeLinear/DequantizeLinear take a scale (and zero point) per tensor, per slice along `axis`, or per
+block of `block_size` consecutive elements along `axis` (the parameter has x's shape with that dim divided,
+rounded up). `param_regions` turns that into loop nests over x, each giving x's and the parameter's index
+expressions, so templates/ops/quantize.c.j2 only prints. A last partial block gets a region of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node, Value
+from ._copy import contiguous_strides, normalize_axis
+
+# integer type -> (lowest, highest) a quantized value saturates to
+RANGES = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+          for t in ("int8", "uint8", "int16", "uint16", "int32")}
+
+
+def quant_range(dtype: np.dtype, node: Node) -> tuple[int, int]:
+    if np.dtype(dtype) not in RANGES:
+        raise UnsupportedError(f"{node.op_type} to or from {np.dtype(dtype).name} is not supported "
+                               "(int8, uint8, int16, uint16, int32)", node.where())
+    return RANGES[np.dtype(dtype)]
+
+
+@dataclass
+class Nest:
+    """Loops (counters i0, i1, ...) and one index expression per operand, x's first."""
+    extents: list[int]
+    index: list[str]
+
+
+def _index(offset: int, strides: list[int]) -> str:
+    terms = [f"i{d}" if s == 1 else f"i{d} * {s}" for d, s in enumerate(strides) if s]
+    if offset:
+        terms.insert(0, str(offset))
+    return " + ".join(terms) or "0"
+
+
+def affine_nest(extents: list[int], strides: list[list[int]], offsets: list[int]) -> Nest:
+    """Loops over `extents` where operand k reads offsets[k] + sum(i_d * strides[k][d]); unit dims are
+    dropped and dims every operand walks contiguously are merged."""
+    dims = [d for d, e in enumerate(extents) if e != 1]
+    ext = [extents[d] for d in dims]
+    per = [[s[d] for d in dims] for s in strides]
+    k = len(ext) - 1
+    while k > 0:
+        if all(p[k - 1] == p[k] * ext[k] for p in per):
+            ext[k - 1] *= ext[k]
+            for p in per:
+                p[k - 1] = p[k]
+                del p[k]
+            del ext[k]
+        k -= 1
+    if not ext:
+        ext, per = [1], [[0] for _ in per]
+    return Nest(ext, [_index(o, p) for o, p in zip(offsets, per)])
+
+
+def param_regions(node: Node, x: Value, param: Value, axis: int, block_size: int) -> list[Nest]:
+    """Nests over x reading x (index 0) and the scale or zero point `param` (index 1)."""
+    shape = [int(d) for d in x.shape]
+    if param.size == 1:  # per tensor
+        dims = shape or [1]
+        return [affine_nest(dims, [contiguous_strides(dims), [0] * len(dims)], [0, 0])]
+    rank = len(shape)
+    axis = normalize_axis(axis, rank, node)
+    outer, dim, inner = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
+    if block_size <= 0:
+        if len(param.shape) != 1 or param.size != dim:
+            raise UnsupportedError(f"{param.type_str()} does not match axis {axis} of {x.type_str()}", node.where())
+        return [affine_nest([outer, dim, inner], [[dim * inner, inner, 1], [0, 1, 0]], [0, 0])]
+    blocks = -(-dim // block_size)
+    expected = (*shape[:axis], blocks, *shape[axis + 1:])
+    if tuple(param.shape) != expected:
+        raise UnsupportedError(f"{param.type_str()} does not block {x.type_str()} by {block_size} along axis {axis}",
+                               node.where())
+    # x viewed as [outer, block, offset in block, inner]; the parameter as [outer, block, inner]
+    full, rest = dim // block_size, dim % block_size
+    x_strides = [dim * inner, block_size * inner, inner, 1]
+    p_strides = [blocks * inner, inner, 0, 1]
+    nests = []
+    if full:
+        nests.append(affine_nest([outer, full, block_size, inner], [x_strides, p_strides], [0, 0]))
+    if rest:
+        nests.append(affine_nest([outer, 1, rest, inner], [x_strides, p_strides], [full * block_size * inner, full * inner]))
+    return nests
+
+
+def quant_axis(node: Node) -> tuple[int, int]:
+    """(axis, block_size) from the attributes; blocks exist from opset 21."""
+    block_size = int(node.attrs.get("block_size", 0) or 0)
+    return int(node.attrs.get("axis", 1)), block_size

@@ -1,0 +1,27 @@
+"""DynamicQuantizeLinear: uint8 quantization of a float32 tensor by its own range, widened to include zero:
+scale = (max - min) / 255 (1 / 255 when the range is empty), zero point = round(-min / scale) saturated,
+y = saturate(round(x / scale) + zero point), rounding half to even."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node
+from . import Op, register
+
+
+@register
+class DynamicQuantizeLinear(Op):
+    op_type = "DynamicQuantizeLinear"
+
+    def lower(self, node: Node, ctx) -> None:
+        x = node.inputs[0]
+        y, scale, zero = node.outputs
+        if x.dtype != np.float32:
+            raise UnsupportedError(f"DynamicQuantizeLinear of {x.type_str()} (float32 only)", node.where())
+        ctx.emit("ops/dynamic_quantize_linear.c.j2", count=x.size, x=ctx.ptr(x), y=ctx.ptr(y),
+                 scale=ctx.ptr(scale), zero=ctx.ptr(zero))
+
+    def flops(self, node: Node) -> int:
+        return 4 * node.inputs[0].size

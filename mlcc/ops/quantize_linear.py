@@ -1,0 +1,50 @@
+"""QuantizeLinear: y = saturate(round(x / scale) + zero_point), rounding half to even (rintf in the default
+rounding mode), per tensor, per axis or per block (see _quant). The output type is the zero point's, else
+`output_dtype` (opset 21), else uint8. Float8 and 4-bit outputs are not supported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cnames
+from ..errors import UnsupportedError
+from ..ir import Node
+from . import Op, register
+from ._quant import param_regions, quant_axis, quant_range
+
+FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp in float, else in double
+
+
+@register
+class QuantizeLinear(Op):
+    op_type = "QuantizeLinear"
+    attrs = {"axis": 1, "saturate": 1, "block_size": 0, "output_dtype": 0, "precision": 0}
+
+    def lower(self, node: Node, ctx) -> None:
+        x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)
+        y = node.outputs[0]
+        if x.dtype not in (np.float32, np.int32) or scale.dtype != np.float32:
+            raise UnsupportedError(f"QuantizeLinear of {x.type_str()} by {scale.type_str()} (float32 scales)", node.where())
+        lo, hi = quant_range(y.dtype, node)
+        rounded = "rintf(x / s)" if x.dtype == np.float32 else "rintf((float)x / s)"
+        if max(-lo, hi) < FLOAT_EXACT:
+            value = f"{rounded} + (float)z" if zero is not None else rounded
+            expr = f"({ctx.c_type(y)})fminf(fmaxf({value}, {cnames.float_literal(lo)}), {cnames.float_literal(hi)})"
+        else:
+            value = f"(double){rounded} + (double)z" if zero is not None else f"(double){rounded}"
+            expr = f"({ctx.c_type(y)})fmin(fmax({value}, {float(lo)!r}), {float(hi)!r})"
+        emit_quant(node, ctx, expr, scale, zero)
+
+
+def emit_quant(node: Node, ctx, expr: str, scale, zero) -> None:
+    """y[i] = expr over x = x[i], s = its scale and z = its zero point (when given)."""
+    x, y = node.inputs[0], node.outputs[0]
+    if zero is not None and tuple(zero.shape) != tuple(scale.shape):
+        raise UnsupportedError(f"zero point {zero.type_str()} and scale {scale.type_str()} differ in shape", node.where())
+    axis, block_size = quant_axis(node)
+    for nest in param_regions(node, x, scale, axis, block_size):
+        ctx.emit("ops/quantize.c.j2", extents=nest.extents, x_index=nest.index[0], p_index=nest.index[1], expr=expr,
+                 x=ctx.ptr(x), y=ctx.ptr(y), scale=ctx.ptr(scale), zero=ctx.ptr(zero) if zero is not None else None,
+                 x_type=ctx.c_type(x), s_type=ctx.c_type(scale), z_type=ctx.c_type(zero) if zero is not None else "")
+
