@@ -96,3 +96,68 @@ def quant_axis(node: Node) -> tuple[int, int]:
     """(axis, block_size) from the attributes; blocks exist from opset 21."""
     block_size = int(node.attrs.get("block_size", 0) or 0)
     return int(node.attrs.get("axis", 1)), block_size
+
+
+def scalar_or(node: Node, value: Value | None, count: int, counter: str, ctx, what: str) -> str | None:
+    """C for the element of a per-tensor or per-`count` parameter the loop counter `counter` selects."""
+    if value is None:
+        return None
+    if value.size == 1:
+        return f"{ctx.ptr(value)}[0]"
+    if len(value.shape) == 1 and value.size == count:
+        return f"{ctx.ptr(value)}[{counter}]"
+    raise UnsupportedError(f"{what} {value.type_str()} is neither per tensor nor of {count} entries", node.where())
+
+
+def requantize(node: Node, ctx, acc: str, multiplier: str, zero: str | None, out: Value) -> str:
+    """C storing int32 `acc` rescaled by the float `multiplier`, plus `zero`, rounded half to even and
+    saturated to `out`'s type: in double, as the ONNX reference does."""
+    lo, hi = quant_range(out.dtype, node)
+    value = f"(double){acc} * (double)({multiplier})" + (f" + (double){zero}" if zero else "")
+    return f"({ctx.c_type(out)})fmin(fmax(rint({value}), {float(lo)!r}), {float(hi)!r})"
+
+
+@dataclass
+class QMatMul:
+    a: Value
+    b: Value
+    y: Value
+    a_zero: Value | None = None
+    b_zero: Value | None = None
+    a_scale: Value | None = None  # the scales and y_zero: QLinearMatMul only
+    b_scale: Value | None = None
+    y_scale: Value | None = None
+    y_zero: Value | None = None
+
+
+def emit_qmatmul(node: Node, ctx, q: QMatMul) -> None:
+    from ._broadcast import loop_nest
+
+    a, b, y = q.a, q.b, q.y
+    for v in (a, b):
+        if v.dtype not in (np.int8, np.uint8):
+            raise UnsupportedError(f"{node.op_type} of {v.type_str()} (int8 and uint8 only)", node.where())
+    for v in (q.a_scale, q.b_scale, q.y_scale):
+        if v is not None and v.dtype != np.float32:
+            raise UnsupportedError(f"{node.op_type} with {v.type_str()} scales (float32 only)", node.where())
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise UnsupportedError(f"{node.op_type} of {a.type_str()} x {b.type_str()} (matrices only)", node.where())
+    (m, k), (kb, n) = a.shape[-2:], b.shape[-2:]
+    try:
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        raise UnsupportedError(f"batch dims of {a.type_str()} and {b.type_str()} do not broadcast", node.where()) from None
+    if k != kb or tuple(y.shape) != (*batch, m, n):
+        raise UnsupportedError(f"{node.op_type} of {a.type_str()} x {b.type_str()} -> {y.type_str()}", node.where())
+    nest = loop_nest(batch, [a.shape[:-2], b.shape[:-2]])
+    store = "acc"
+    if q.y_scale is not None:
+        if q.y_scale.size != 1 or (q.y_zero is not None and q.y_zero.size != 1):
+            raise UnsupportedError(f"{node.op_type}: y_scale and y_zero_point must be per tensor", node.where())
+        multiplier = (f"{scalar_or(node, q.a_scale, m, 'r', ctx, 'a_scale')} * "
+                      f"{scalar_or(node, q.b_scale, n, 'c', ctx, 'b_scale')} / {ctx.ptr(q.y_scale)}[0]")
+        store = requantize(node, ctx, "acc", multiplier, scalar_or(node, q.y_zero, 1, "0", ctx, "y_zero_point"), y)
+    ctx.emit("ops/qmatmul.c.j2", nest=nest, m=m, n=n, k=k, a=ctx.ptr(a), b=ctx.ptr(b), y=ctx.ptr(y),
+             a_type=ctx.c_type(a), b_type=ctx.c_type(b), y_type=ctx.c_type(y), a_size=m * k, b_size=k * n, y_size=m * n,
+             a_zero=scalar_or(node, q.a_zero, m, "r", ctx, "a_zero_point"),
+             b_zero=scalar_or(node, q.b_zero, n, "c", ctx, "b_zero_point"), store=store)
