@@ -161,3 +161,54 @@ def emit_qmatmul(node: Node, ctx, q: QMatMul) -> None:
              a_type=ctx.c_type(a), b_type=ctx.c_type(b), y_type=ctx.c_type(y), a_size=m * k, b_size=k * n, y_size=m * n,
              a_zero=scalar_or(node, q.a_zero, m, "r", ctx, "a_zero_point"),
              b_zero=scalar_or(node, q.b_zero, n, "c", ctx, "b_zero_point"), store=store)
+
+
+@dataclass
+class QConv:
+    x: Value
+    w: Value
+    y: Value
+    x_zero: Value | None = None
+    w_zero: Value | None = None
+    bias: Value | None = None  # the bias and the scales: QLinearConv only
+    x_scale: Value | None = None
+    w_scale: Value | None = None
+    y_scale: Value | None = None
+    y_zero: Value | None = None
+
+
+def emit_qconv(node: Node, ctx, q: QConv) -> None:
+    """A direct convolution of 8-bit X and W accumulated in int32 (templates/ops/qconv.c.j2); taps in the
+    padding are skipped, as if the padding held the zero point."""
+    from ._conv import CONV_ATTRS, conv_geometry
+
+    x, w, y = q.x, q.w, q.y
+    for v in (x, w):
+        if v.dtype not in (np.int8, np.uint8):
+            raise UnsupportedError(f"{node.op_type} of {v.type_str()} (int8 and uint8 only)", node.where())
+    for v in (q.x_scale, q.w_scale, q.y_scale):
+        if v is not None and v.dtype != np.float32:
+            raise UnsupportedError(f"{node.op_type} with {v.type_str()} scales (float32 only)", node.where())
+    # the geometry depends on shapes and attributes only: ask Conv's, on float stand-ins of X and W
+    stand_ins = [Value(v.name, np.dtype(np.float32), v.shape) for v in (x, w)]
+    attrs = {name: node.attrs.get(name, default) for name, default in CONV_ATTRS.items()}
+    geo = conv_geometry(Node(node.op_type, node.name, stand_ins, [], attrs, node.domain, node.opset))
+    groups = int(attrs["group"])
+    fields = dict(geo.fields())
+    out_channels = w.shape[0]
+    if tuple(y.shape) != (x.shape[0], out_channels, *geo.out):
+        raise UnsupportedError(f"{node.op_type} output {y.type_str()} disagrees with its geometry", node.where())
+    store = "acc"
+    if q.y_scale is not None:
+        if any(v is not None and v.size != 1 for v in (q.x_scale, q.y_scale, q.x_zero, q.y_zero)):
+            raise UnsupportedError(f"{node.op_type}: x and y scales and zero points must be per tensor", node.where())
+        multiplier = f"{ctx.ptr(q.x_scale)}[0] * {scalar_or(node, q.w_scale, out_channels, 'oc', ctx, 'w_scale')} / {ctx.ptr(q.y_scale)}[0]"
+        store = requantize(node, ctx, "acc", multiplier, scalar_or(node, q.y_zero, 1, "0", ctx, "y_zero_point"), y)
+    if q.bias is not None and (q.bias.dtype != np.int32 or q.bias.size != out_channels):
+        raise UnsupportedError(f"{node.op_type} bias {q.bias.type_str()} (int32, one per output channel)", node.where())
+    ctx.emit("ops/qconv.c.j2", x=ctx.ptr(x), w=ctx.ptr(w), y=ctx.ptr(y), x_type=ctx.c_type(x), w_type=ctx.c_type(w),
+             y_type=ctx.c_type(y), batch=x.shape[0], groups=groups, group_in=x.shape[1] // groups,
+             group_out=out_channels // groups, in_size=geo.in_size, out_size=geo.out_size, taps=geo.taps, **fields,
+             x_zero=scalar_or(node, q.x_zero, 1, "0", ctx, "x_zero_point"),
+             w_zero=scalar_or(node, q.w_zero, out_channels, "oc", ctx, "w_zero_point"),
+             bias=f"{ctx.ptr(q.bias)}[oc]" if q.bias is not None else "0", store=store)
