@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dtypes, functions, ops
+from . import control_flow, dtypes, functions, ops
 from .errors import ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
 
@@ -109,37 +109,12 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
             graph.inputs.append(value)
 
     _check_ops(g.node, opsets)
-    pending = [(proto, opsets) for proto in reversed(g.node)]  # a stack: function bodies go on top
-    expansions = 0
-    while pending:
-        proto, node_opsets = pending.pop()
-        op = ops.lookup(proto.op_type, proto.domain)
-        node_name = proto.name or f"{proto.op_type}_{len(graph.nodes)}"
-        where = f"node {node_name!r} ({proto.op_type})"
-        opset = node_opsets.get(proto.domain or "", default_opset)
-        if op is None or op.prefers_function(proto, opset):
-            expansions += 1
-            body = _function_body(proto, opset, values, f"{node_name}__f{expansions}_", where)
-            pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
-            continue
-        inputs = []
-        for input_name in proto.input:
-            if input_name == "":
-                inputs.append(None)
-            elif input_name in values:
-                inputs.append(values[input_name])
-            else:
-                raise ModelLoadError(f"reads {input_name!r}, which no node produces", where)
-        node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
-        try:
-            _type_node(node, op, proto, list(proto.output), where)
-        except NeedsConstantError as exc:
-            if any(v.name == exc.value_name for v in graph.inputs):
-                exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
-            raise
-        for v in node.outputs:
-            values[v.name] = v
-        graph.nodes.append(node)
+    try:
+        _import_nodes(g, graph, values, opsets, default_opset)
+    except NeedsConstantError as exc:
+        if any(v.name == exc.value_name for v in graph.inputs):
+            exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
+        raise
 
     for out in g.output:
         if out.name not in values:
@@ -149,6 +124,46 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     if not graph.outputs:
         raise ModelLoadError("the graph has no outputs")
     return graph
+
+
+def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], opsets: dict[str, int], default_opset: int) -> None:
+    """Type each node in order into graph.nodes, expanding control flow and function bodies as they come."""
+    # A stack of (NodeProto, opsets) and control_flow.Continuation items: expansions go on top.
+    pending: list = [(proto, opsets) for proto in reversed(g.node)]
+    expansions = 0
+    control = control_flow.expanders()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, control_flow.Continuation):
+            pending.extend(reversed(item.run(values)))
+            continue
+        proto, node_opsets = item
+        op = ops.lookup(proto.op_type, proto.domain)
+        node_name = proto.name or f"{proto.op_type}_{len(graph.nodes)}"
+        where = f"node {node_name!r} ({proto.op_type})"
+        opset = node_opsets.get(proto.domain or "", default_opset)
+        _check_reads(proto, values, where)
+        if not proto.domain and proto.op_type in control:
+            expansions += 1
+            pending.extend(reversed(control[proto.op_type](proto, node_opsets, values, f"{node_name}__c{expansions}_", where)))
+            continue
+        if op is None or op.prefers_function(proto, opset):
+            expansions += 1
+            body = _function_body(proto, opset, values, f"{node_name}__f{expansions}_", where)
+            pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
+            continue
+        inputs = [values[name] if name else None for name in proto.input]
+        node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
+        _type_node(node, op, proto, list(proto.output), where)
+        for v in node.outputs:
+            values[v.name] = v
+        graph.nodes.append(node)
+
+
+def _check_reads(proto: onnx.NodeProto, values: dict[str, Value], where: str) -> None:
+    for name in proto.input:
+        if name and name not in values:
+            raise ModelLoadError(f"reads {name!r}, which no node produces", where)
 
 
 def _function_body(proto: onnx.NodeProto, opset: int, values: dict[str, Value], prefix: str, where: str):
@@ -171,6 +186,7 @@ def _function_body(proto: onnx.NodeProto, opset: int, values: dict[str, Value], 
 def _check_ops(nodes, opsets: dict[str, int]) -> None:
     default_opset = opsets.get("", 0)
     missing = [n for n in nodes if ops.lookup(n.op_type, n.domain) is None
+               and not (not n.domain and n.op_type in control_flow.expanders())
                and not functions.has_body(n, opsets.get(n.domain or "", default_opset))]
     if missing:
         listed = ", ".join(f"{n.op_type}{' (' + n.domain + ')' if n.domain else ''} in node {n.name!r}" for n in missing)
