@@ -43,6 +43,7 @@ class Op:
     always_folded: ClassVar[bool] = False  # its outputs are known at build time (Shape, Constant, ...)
     removable_identity: ClassVar[bool] = False  # at inference it forwards input 0 (Identity, Dropout)
     value_dependent_shape: ClassVar[bool] = False  # output shape depends on input values (NonZero, ...)
+    float16_native: ClassVar[bool] = False  # handles float16 itself (else passes/widen_float16 widens it)
     shape_operands: ClassVar[tuple[int, ...]] = ()  # of those, the inputs that are shape parameters (Range's all)
 
     # --- attributes -----------------------------------------------------------------------------
