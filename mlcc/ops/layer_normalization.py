@@ -1,6 +1,6 @@
 """LayerNormalization (opset 17): each row of the trailing dims from `axis` on to zero mean and unit
-variance, then an elementwise scale and optional bias, on the f32-norm layer kernel. Only Y is
-implemented: a model reading the Mean or InvStdDev output is refused."""
+variance, then an elementwise scale and optional bias, on the f32-norm layer kernel. A node that names the
+Mean or InvStdDev output (training graphs) is expanded into its ONNX function body instead."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from ._outputs import drop_unread_outputs
 class LayerNormalization(Op):
     op_type = "LayerNormalization"
     attrs = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
+
+    def prefers_function(self, proto, opset: int) -> bool:
+        return any(proto.output[1:])
 
     def lower(self, node: Node, ctx) -> None:
         x, scale, bias = node.inputs[0], node.inputs[1], node.input(2)
