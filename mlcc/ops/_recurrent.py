@@ -198,8 +198,9 @@ def reference(node: Node, inputs: list, cell: Cell, step: StepFn, extra: Callabl
     y_c = np.zeros_like(y_h)
     for d in range(g.directions):
         dn = Direction(inputs[W][d], inputs[R][d], b[d, :gh], b[d, gh:], g.acts[d], g.clip, extra(d))
-        h = h0[d].copy()
-        c = c0[d].copy() if has_c else None
+        empty = (lens <= 0)[:, None]  # no last step: a zero final state, as onnxruntime
+        h = np.where(empty, 0, h0[d]).astype(np.float32)
+        c = np.where(empty, 0, c0[d]).astype(np.float32) if has_c else None
         times = range(g.seq - 1, -1, -1) if g.reverse[d] else range(g.seq)
         for t in times:
             active = (t < lens)[:, None]

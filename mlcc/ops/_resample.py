@@ -1,11 +1,14 @@
 """Shared by Resize and Upsample: per-axis source taps computed at build time, rendered as one gather loop.
 
-For every output coordinate of every axis we compute, in float32 as onnxruntime does, the source
-coordinate, then its taps: one source index for nearest, two indices and their weights for linear. The
-tables become `static const` arrays; the C (templates/ops/resample.c.j2) loops over the output, reading
-x at the sum of the axes' tap offsets and weighting them, so it does no coordinate arithmetic at all.
-Leading and trailing axes that are copied unchanged are not tabled: they become an outer batch loop and an
-inner contiguous run.
+For every output coordinate of every axis we compute the source coordinate, then its taps: one source
+index for nearest; for linear and cubic (with or without antialias) the reference's window of source
+indices, clamped to the edge, with their weights. The tables become `static const` arrays; the C
+(templates/ops/resample.c.j2) loops over the output, reading x at the sum of the axes' tap offsets and
+weighting them, so it does no coordinate arithmetic at all. Leading and trailing axes that are copied
+unchanged are not tabled: they become an outer batch loop and an inner contiguous run.
+
+Nearest coordinates are computed in float32 (onnxruntime's rule, which decides ties); weighted modes in
+float64 as onnx's reference does, their weights stored as float32.
 """
 
 from __future__ import annotations
@@ -16,24 +19,40 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
-from ._copy import emit_memcpy
+from ._copy import emit_memcpy, fill_literal
 
 f32 = np.float32
 
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                    "tf_half_pixel_for_nearest")
+                    "tf_half_pixel_for_nearest", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")  # simple: before opset 11
-MODES = ("nearest", "linear")
+MODES = ("nearest", "linear", "cubic")
+EXPRESSION_TERMS = 16  # up to this many taps per output, the weighted sum is one unrolled expression
+
+
+@dataclass
+class Interpolation:
+    """How one node resamples, beside its per-axis scales."""
+    mode: str
+    coordinate_mode: str
+    nearest_mode: str = "round_prefer_floor"
+    cubic_coeff_a: float = -0.75
+    exclude_outside: bool = False
+    antialias: bool = False
+    extrapolation_value: float = 0.0
+    roi: list[tuple[float, float]] | None = None  # per axis (start, end), tf_crop_and_resize only
 
 
 @dataclass
 class Taps:
     index: np.ndarray  # (out_len, taps) source indices along the axis
     weight: np.ndarray | None  # (out_len, taps) float32, None for one tap of weight 1
+    outside: np.ndarray | None = None  # (out_len,) bool: the output takes the extrapolation value
 
     @property
     def identity(self) -> bool:
-        return self.weight is None and np.array_equal(self.index[:, 0], np.arange(len(self.index)))
+        return (self.weight is None and self.outside is None
+                and np.array_equal(self.index[:, 0], np.arange(len(self.index))))
 
 
 def output_shape(in_shape: tuple[int, ...], scales: list[float]) -> tuple[int, ...]:
@@ -41,70 +60,136 @@ def output_shape(in_shape: tuple[int, ...], scales: list[float]) -> tuple[int, .
     return tuple(int(f32(s) * f32(n)) for s, n in zip(scales, in_shape))
 
 
-def source_coordinates(out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
-    """Each output coordinate's position on the input axis, in float32."""
-    o = np.arange(out_len, dtype=f32)
-    s = f32(scale)
-    half = f32(0.5)
+def source_coordinates(out_len: int, in_len: int, scale: float, mode: str, roi: tuple[float, float] = (0.0, 1.0),
+                       dtype=f32) -> np.ndarray:
+    """Each output coordinate's position on the input axis. The resized length is in * scale, unrounded."""
+    t = np.dtype(dtype).type
+    o = np.arange(out_len, dtype=dtype)
+    s, half, n = t(scale), t(0.5), t(in_len)
+    length = s * n
     if mode == "half_pixel":
         return (o + half) / s - half
     if mode == "half_pixel_symmetric":
-        adjustment = f32(out_len) / (s * f32(in_len))
-        offset = f32(in_len) / f32(2) * (f32(1) - adjustment)
+        offset = n / t(2) * (t(1) - t(out_len) / length)
         return offset + (o + half) / s - half
     if mode == "pytorch_half_pixel":
-        return (o + half) / s - half if out_len > 1 else np.zeros(out_len, f32)
+        return (o + half) / s - half if length != 1 else np.full(out_len, -half, dtype)
     if mode == "align_corners":
-        return o * f32(in_len - 1) / f32(out_len - 1) if out_len > 1 else np.zeros(out_len, f32)
+        return o * (n - t(1)) / (length - t(1)) if length != 1 else np.zeros(out_len, dtype)
     if mode == "asymmetric":
         return o / s
+    if mode == "tf_crop_and_resize":
+        start, end = t(roi[0]), t(roi[1])
+        if length == 1:
+            return np.full(out_len, (end - start) * (n - t(1)) / t(2) + start * (n - t(1)), dtype)
+        return o * (end - start) * (n - t(1)) / (length - t(1)) + start * (n - t(1))
     return (o + half) / s  # tf_half_pixel_for_nearest
 
 
-def axis_taps(mode: str, in_len: int, out_len: int, scale: float, coordinate_mode: str, nearest_mode: str) -> Taps:
-    x = source_coordinates(out_len, in_len, scale, coordinate_mode)
-    if mode == "nearest":
-        whole = np.floor(x)
-        if nearest_mode == "round_prefer_floor":
-            index = np.where(x - whole == f32(0.5), whole, np.floor(x.astype(np.float64) + 0.5))
-        elif nearest_mode == "round_prefer_ceil":
-            index = np.floor(x.astype(np.float64) + 0.5)
-        elif nearest_mode == "floor":
-            index = whole
-        elif nearest_mode == "ceil":
-            index = np.ceil(x)
-        else:  # "simple": ceil when shrinking, else truncate
-            index = np.ceil(x) if f32(scale) < 1 else np.trunc(x)
-        index = np.clip(index, 0, in_len - 1).astype(np.int64)
-        return Taps(index[:, None], None)
-    x = np.clip(x, f32(0), f32(in_len - 1))
-    lo = np.minimum(x.astype(np.int64), in_len - 1)
-    hi = np.minimum(lo + 1, in_len - 1)
-    w_hi = np.abs(x - lo.astype(f32)).astype(f32)
-    w_lo = np.abs(x - hi.astype(f32)).astype(f32)
-    same = lo == hi
-    w_lo[same], w_hi[same] = f32(0.5), f32(0.5)
-    if np.all(w_hi[~same] == 0) and np.all(w_lo[~same] == 1):  # every coordinate lands on a source pixel
-        return Taps(lo[:, None], None)
-    return Taps(np.stack([lo, hi], axis=1), np.stack([w_lo, w_hi], axis=1))
+def _nearest_taps(x: np.ndarray, in_len: int, scale: float, nearest_mode: str) -> np.ndarray:
+    whole = np.floor(x)
+    if nearest_mode == "round_prefer_floor":
+        index = np.where(x - whole == f32(0.5), whole, np.floor(x.astype(np.float64) + 0.5))
+    elif nearest_mode == "round_prefer_ceil":
+        index = np.floor(x.astype(np.float64) + 0.5)
+    elif nearest_mode == "floor":
+        index = whole
+    elif nearest_mode == "ceil":
+        index = np.ceil(x)
+    else:  # "simple": ceil when shrinking, else truncate
+        index = np.ceil(x) if f32(scale) < 1 else np.trunc(x)
+    return np.clip(index, 0, in_len - 1).astype(np.int64)[:, None]
 
 
-def lower_resample(node: Node, ctx, mode: str, scales: list[float], coordinate_mode: str, nearest_mode: str) -> None:
-    x, y = node.inputs[0], node.outputs[0]
-    if mode not in MODES:
-        raise UnsupportedError(f"mode {mode!r} is not supported (only nearest and linear)", node.where())
-    if coordinate_mode not in COORDINATE_MODES:
-        raise UnsupportedError(f"coordinate_transformation_mode {coordinate_mode!r} is not supported", node.where())
-    if mode == "nearest" and nearest_mode not in NEAREST_MODES:
-        raise UnsupportedError(f"nearest_mode {nearest_mode!r} is not supported", node.where())
-    if mode == "linear" and x.dtype != np.float32:
-        raise UnsupportedError(f"linear resize of {x.dtype.name} is not supported yet", node.where())
-    if y.size == 0:
-        return
+def _cubic(d: np.ndarray, a: float) -> np.ndarray:
+    """The cubic convolution kernel at distances d."""
+    d = np.abs(d)
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+
+
+def _coefficients(ratio: np.ndarray, scale: float, how: Interpolation) -> np.ndarray:
+    """(out_len, n) weights of the window starting left of each coordinate; ratio in (0, 1]."""
+    if not how.antialias:
+        if how.mode == "linear":
+            return np.stack([1 - ratio, ratio], axis=1)
+        return _cubic(np.arange(-1, 3)[None, :] - ratio[:, None], how.cubic_coeff_a)
+    scale = min(scale, 1.0)  # antialias widens the kernel when shrinking only
+    if how.mode == "linear":
+        start = int(np.floor(-1 / scale) + 1)
+        at = (np.arange(start, 2 - start)[None, :] - ratio[:, None]) * scale
+        coeffs = np.clip(1 - np.abs(at), 0, 1)
+    else:
+        start = int(np.floor(-2 / scale) + 1)
+        coeffs = _cubic(scale * (np.arange(start, 2 - start)[None, :] - ratio[:, None]), how.cubic_coeff_a)
+    return coeffs / coeffs.sum(axis=1, keepdims=True)
+
+
+def _weighted_taps(x: np.ndarray, in_len: int, scale: float, how: Interpolation) -> Taps:
+    """onnx's reference window: the n source indices nearest x (ties to the smaller), edge-clamped."""
+    whole = np.floor(x)
+    ratio = np.where(x == whole, 1.0, x - whole)
+    coeffs = _coefficients(ratio, scale, how)
+    n = coeffs.shape[1]
+    pad = (n + 1) // 2
+    padded = x + pad
+    p = np.floor(padded).astype(np.int64)
+    frac = padded - p
+    if n % 2 == 0:
+        first = np.where(frac == 0, -(n // 2), -(n // 2) + 1)
+    else:
+        first = np.where(frac <= 0.5, -((n - 1) // 2), -((n - 1) // 2) + 1)
+    index = (p + first - pad)[:, None] + np.arange(n)[None, :]
+    if how.exclude_outside:
+        coeffs = np.where((index < 0) | (index >= in_len), 0.0, coeffs)
+        total = coeffs.sum(axis=1, keepdims=True)
+        coeffs = coeffs / np.where(total == 0, 1.0, total)
+    index = np.clip(index, 0, in_len - 1)
+    weight = coeffs.astype(f32)
+    single = (weight == 1).sum(axis=1) == 1
+    if np.all(single & ((weight == 0).sum(axis=1) == n - 1)):  # every output copies one source pixel
+        return Taps(index[np.arange(len(index)), np.argmax(weight, axis=1)][:, None], None)
+    return Taps(index, weight)
+
+
+def axis_taps(how: Interpolation, in_len: int, out_len: int, scale: float, roi: tuple[float, float]) -> Taps:
+    dtype = f32 if how.mode == "nearest" else np.float64
+    x = source_coordinates(out_len, in_len, scale, how.coordinate_mode, roi, dtype)
+    if how.mode == "nearest":
+        taps = Taps(_nearest_taps(x, in_len, scale, how.nearest_mode), None)
+    else:
+        taps = _weighted_taps(x, in_len, scale, how)
+    if how.coordinate_mode == "tf_crop_and_resize":
+        outside = (x < 0) | (x > in_len - 1)
+        if outside.any():
+            taps.outside = outside
+    return taps
+
+
+def _check(node: Node, how: Interpolation) -> None:
+    x = node.inputs[0]
+    if how.mode not in MODES:
+        raise UnsupportedError(f"mode {how.mode!r} is not supported", node.where())
+    if how.coordinate_mode not in COORDINATE_MODES:
+        raise UnsupportedError(f"coordinate_transformation_mode {how.coordinate_mode!r} is not supported", node.where())
+    if how.mode == "nearest" and how.nearest_mode not in NEAREST_MODES:
+        raise UnsupportedError(f"nearest_mode {how.nearest_mode!r} is not supported", node.where())
+    if how.mode == "nearest" and how.antialias:
+        raise UnsupportedError("antialias applies to linear and cubic modes only", node.where())
+    if how.mode != "nearest" and x.dtype not in (np.float32, np.float64):
+        raise UnsupportedError(f"{how.mode} resize of {x.dtype.name} is not supported yet", node.where())
     if x.size >= 2**31:
         raise UnsupportedError("inputs of 2^31 elements or more are not supported", node.where())
-    taps = [axis_taps(mode, n_in, n_out, s, coordinate_mode, nearest_mode)
-            for n_in, n_out, s in zip(x.shape, y.shape, scales)]
+
+
+def lower_resample(node: Node, ctx, how: Interpolation, scales: list[float]) -> None:
+    x, y = node.inputs[0], node.outputs[0]
+    _check(node, how)
+    if y.size == 0:
+        return
+    rois = how.roi or [(0.0, 1.0)] * len(scales)
+    taps = [axis_taps(how, n_in, n_out, s, roi) for n_in, n_out, s, roi in zip(x.shape, y.shape, scales, rois)]
     moved = [d for d, t in enumerate(taps) if not t.identity]
     if not moved:  # every axis maps onto itself
         emit_memcpy(ctx, y, x)
@@ -123,10 +208,17 @@ def lower_resample(node: Node, ctx, mode: str, scales: list[float], coordinate_m
             offsets=ctx.static_array(f"src_offsets{level}", "int32_t", offsets, f"axis {d}: input offsets per output"),
             weights=None if t.weight is None else ctx.static_array(
                 f"weights{level}", "float", t.weight.reshape(-1), f"axis {d}: tap weights per output"),
+            outside=None if t.outside is None else ctx.static_array(
+                f"outside{level}", "uint8_t", t.outside.astype(np.uint8), f"axis {d}: 1 where the output extrapolates"),
         ))
+    terms = int(np.prod([a["taps"] for a in axes]))
+    inner_var = "c" if inner > 1 else ""
+    guard = " || ".join(f"{a['outside']}[{a['var']}]" for a in axes if a["outside"])
     ctx.emit("ops/resample.c.j2", x=ctx.ptr(x), y=ctx.ptr(y), ctype=ctx.c_type(x), batch=batch, inner=inner,
              in_block=int(np.prod(x.shape[first:], dtype=np.int64)), out_block=int(np.prod(y.shape[first:], dtype=np.int64)),
-             axes=axes, expr=_expression(axes, "c" if inner > 1 else ""),
+             axes=axes, expr=_expression(axes, inner_var) if terms <= EXPRESSION_TERMS else None,
+             tap_sum=None if terms <= EXPRESSION_TERMS else _tap_sum(axes, inner_var),
+             guard=guard, fill=fill_literal(how.extrapolation_value, x.dtype),
              out=" + ".join(a["var"] if a["out_stride"] == 1 else f"{a['var']} * {a['out_stride']}u" for a in axes))
 
 
@@ -144,3 +236,12 @@ def _expression(axes: list[dict], inner_var: str) -> str:
 
     expr = level(0, [])
     return expr[1:-1] if expr.startswith("(") else expr
+
+
+def _tap_sum(axes: list[dict], inner_var: str) -> dict:
+    """For wide windows (antialias): loops over each multi-tap axis's taps accumulating weight * src."""
+    loops = [dict(var=f"t{i}", taps=a["taps"]) for i, a in enumerate(axes) if a["taps"] > 1]
+    offsets = [f"p{i}[t{i}]" if a["taps"] > 1 else f"p{i}" for i, a in enumerate(axes)]
+    weights = [f"w{i}[t{i}]" for i, a in enumerate(axes) if a["taps"] > 1]
+    src = f"src[{' + '.join([*offsets, inner_var] if inner_var else offsets)}]"
+    return dict(loops=loops, term=" * ".join([*weights, src]))

@@ -1,11 +1,19 @@
 """Elementwise operators, one table row each: a C expression over the operands a0, a1, ... (broadcast as
-numpy does), with attributes substituted as float literals. Shapes and dtypes come from onnx's inference,
-folding from onnx.reference; all that is ours is the expression, rendered by templates/ops/elementwise.c.j2.
+numpy does). Shapes and dtypes come from onnx's inference, folding from onnx.reference; all that is ours is
+the expression, rendered by templates/ops/elementwise.c.j2.
+
+Expressions are written for double. For float32 tensors every <math.h> call, floating literal and `double`
+narrows to its float form (sqrt -> sqrtf, 1.0 -> 1.0f), so one row serves both; integer operands keep the
+expression as written. {name} is an attribute's value as a literal. Rows whose code depends on attributes,
+operand types or the operand count give a function of the node instead of a string.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -15,22 +23,130 @@ from ..ir import Node
 from . import Op, register_family
 from ._broadcast import loop_nest
 
-FLOAT = ("float32",)
-SIGNED = ("float32", "float64", "int8", "int16", "int32", "int64")
-NUMERIC = (*SIGNED, "uint8", "uint16", "uint32", "uint64")
+REAL = ("float32", "float64")
+SIGNED_INTS = ("int8", "int16", "int32", "int64")
+UNSIGNED_INTS = ("uint8", "uint16", "uint32", "uint64")
+INTS = (*SIGNED_INTS, *UNSIGNED_INTS)
+SIGNED = (*REAL, *SIGNED_INTS)
+NUMERIC = (*SIGNED, *UNSIGNED_INTS)
 ANY = (*NUMERIC, "bool")
 
 
 @dataclass(frozen=True)
+class Body:
+    expr: str  # the output element's value
+    temps: list[tuple[str, str]] = field(default_factory=list)  # (name, expr): consts of the first operand's type
+
+
+@dataclass(frozen=True)
 class Row:
-    expr: str  # C expression; {name} is an attribute's value, a0.. the operands
+    expr: str | Callable[[Node], Body]
     attrs: dict = field(default_factory=dict)
-    dtypes: tuple[str, ...] = FLOAT  # allowed dtypes of the first operand
+    dtypes: tuple[str, ...] = REAL  # allowed dtypes of the first operand
     flops: int = 1  # per output element
+    domain: str = ""
 
 
-def _minmax(fn: str) -> Row:
-    return Row(f"{fn}", dtypes=NUMERIC)
+# --- rows that depend on the node -----------------------------------------------------------------
+def _names(node: Node) -> list[str]:
+    return [f"a{i}" for i in range(sum(v is not None for v in node.inputs))]
+
+
+def _is_float(node: Node) -> bool:
+    return node.inputs[0].dtype.kind == "f"
+
+
+def _sum(node: Node) -> Body:
+    return Body(" + ".join(_names(node)))
+
+
+def _mean(node: Node) -> Body:
+    names = _names(node)
+    return Body(f"({' + '.join(names)}) * {_real_literal(1.0 / len(names))}" if len(names) > 1 else names[0])
+
+
+def _extremum(float_fn: str, int_macro: str) -> Callable[[Node], Body]:
+    def build(node: Node) -> Body:
+        names = _names(node)
+        fn = float_fn if _is_float(node) else int_macro
+        expr = names[0]
+        for name in names[1:]:
+            expr = f"{fn}({expr}, {name})"
+        if _is_float(node) and len(names) > 1:  # fmin/fmax drop a NaN operand; ONNX (and numpy) propagate it
+            expr = f"({' || '.join(f'{n} != {n}' for n in names)}) ? {' + '.join(names)} : {expr}"
+        return Body(expr)
+    return build
+
+
+_GELU = {
+    "none": "0.5 * a0 * (1.0 + erf(a0 * 0.70710678118654752))",
+    "tanh": "0.5 * a0 * (1.0 + tanh(0.79788456080286536 * (a0 + 0.044715 * a0 * a0 * a0)))",
+}
+
+
+def _gelu(node: Node) -> Body:
+    if node.attrs["approximate"] not in _GELU:
+        raise UnsupportedError(f"approximate={node.attrs['approximate']!r}", node.where())
+    return Body(_GELU[node.attrs["approximate"]])
+
+
+def _clip(node: Node) -> Body:
+    """min(max(x, lo), hi) with bounds from constant inputs (literals), run-time inputs or opset < 11 attributes."""
+    x = node.inputs[0]
+    is_float = _is_float(node)
+    bounds, count = [], 1
+    for i, attr, cmp, fn in ((1, "min", "<", "fmax"), (2, "max", ">", "fmin")):
+        bound = node.input(i)
+        if bound is not None and bound.is_const:
+            text = _literal(bound.data.reshape(-1)[0], x.dtype)
+        elif bound is not None:
+            text = f"a{count}"
+            count += 1
+        elif node.opset < 11 and node.attrs.get(attr) is not None:
+            text = _literal(node.attrs[attr], x.dtype)
+        else:
+            continue
+        bounds.append((text, cmp, fn))
+    expr = "a0"
+    for text, cmp, fn in bounds:  # hi wins when lo > hi, as in numpy
+        expr = f"{fn}({expr}, {text})" if is_float else f"({expr} {cmp} {text} ? {text} : {expr})"
+    if is_float and bounds:  # fmax/fmin would replace a NaN by the bound
+        expr = f"a0 != a0 ? a0 : {expr}"
+    return Body(expr)
+
+
+def _mod(node: Node) -> Body:
+    """fmod=1: C's fmod/% (sign of the dividend); fmod=0: the sign of the divisor, as numpy's mod."""
+    kind = node.inputs[0].dtype.kind
+    if node.attrs["fmod"]:
+        return Body("fmod(a0, a1)" if kind == "f" else "a0 % a1")
+    if kind == "u":
+        return Body("a0 % a1")
+    if kind == "f":  # a zero remainder takes the divisor's sign; inf divisors keep finite dividends
+        return Body("r != 0 ? ((r < 0) != (a1 < 0) ? r + a1 : r) : copysign(0.0, a1)", [("r", "fmod(a0, a1)")])
+    return Body("r != 0 && (r < 0) != (a1 < 0) ? r + a1 : r", [("r", "a0 % a1")])
+
+
+def _bit_shift(node: Node) -> Body:
+    """Shifts by a negative count or by the width or more give 0 (or -1 for a negative signed right shift),
+    as onnx specifies; a signed left shift shifts the bits as unsigned."""
+    dtype = node.inputs[0].dtype
+    width = dtype.itemsize * 8
+    direction = node.attrs["direction"]
+    signed = dtype.kind == "i"
+    out_of_range = f"a1 < 0 || a1 >= {width}" if signed else f"a1 >= {width}"
+    if direction == "RIGHT":
+        return Body(f"{out_of_range} ? {'(a0 < 0 ? -1 : 0)' if signed else '0'} : a0 >> a1")
+    if direction == "LEFT":
+        shifted = f"(u{dtype.name}_t)a0 << a1" if signed else "a0 << a1"
+        return Body(f"{out_of_range} ? 0 : {shifted}")
+    raise UnsupportedError(f"direction={direction!r}", node.where())
+
+
+def _is_inf(node: Node) -> Body:
+    tests = [test for flag, test in (("detect_positive", "a0 == INFINITY"), ("detect_negative", "a0 == -INFINITY"))
+             if node.attrs[flag]]
+    return Body("isinf(a0)" if len(tests) == 2 else (tests[0] if tests else "false"))
 
 
 TABLE: dict[str, Row] = {
@@ -39,68 +155,110 @@ TABLE: dict[str, Row] = {
     "Sub": Row("a0 - a1", dtypes=NUMERIC),
     "Mul": Row("a0 * a1", dtypes=NUMERIC),
     "Div": Row("a0 / a1", dtypes=NUMERIC),
-    "Pow": Row("powf(a0, (float)a1)"),
-    "PRelu": Row("a0 < 0.0f ? a1 * a0 : a0"),
-    # variadic: the expression is built from the operand count
-    "Sum": Row("+", dtypes=NUMERIC),
-    "Mean": Row("+"),
-    "Min": _minmax("min"),
-    "Max": _minmax("max"),
+    "Pow": Row("pow((double)a0, (double)a1)", dtypes=NUMERIC, flops=8),  # integer bases via double, as onnxruntime
+    "Mod": Row(_mod, {"fmod": 0}, dtypes=NUMERIC),
+    "PRelu": Row("a0 < 0 ? a1 * a0 : a0", dtypes=SIGNED),
+    # variadic
+    "Sum": Row(_sum, dtypes=NUMERIC),
+    "Mean": Row(_mean),
+    "Min": Row(_extremum("fmin", "MLCC_MIN"), dtypes=NUMERIC),
+    "Max": Row(_extremum("fmax", "MLCC_MAX"), dtypes=NUMERIC),
     # unary math
-    "Sqrt": Row("sqrtf(a0)"),
-    "Exp": Row("expf(a0)"),
-    "Log": Row("logf(a0)"),
+    "Sqrt": Row("sqrt(a0)"),
+    "Exp": Row("exp(a0)"),
+    "Log": Row("log(a0)"),
     "Neg": Row("-a0", dtypes=SIGNED),
-    "Abs": Row("a0 < 0 ? -a0 : a0", dtypes=SIGNED),
-    "Reciprocal": Row("1.0f / a0"),
-    "Floor": Row("floorf(a0)"),
-    "Ceil": Row("ceilf(a0)"),
-    "Erf": Row("erff(a0)"),
+    "Abs": Row("a0 < 0 ? -a0 : a0", dtypes=NUMERIC),
+    "Sign": Row("a0 > 0 ? 1 : (a0 < 0 ? -1 : a0)", dtypes=NUMERIC),  # NaN stays NaN
+    "Reciprocal": Row("1.0 / a0"),
+    "Floor": Row("floor(a0)"),
+    "Ceil": Row("ceil(a0)"),
+    "Round": Row("rint(a0)"),  # halves to even in the default rounding mode
+    "Erf": Row("erf(a0)", flops=8),
+    "Sin": Row("sin(a0)", flops=8),
+    "Cos": Row("cos(a0)", flops=8),
+    "Tan": Row("tan(a0)", flops=8),
+    "Asin": Row("asin(a0)", flops=8),
+    "Acos": Row("acos(a0)", flops=8),
+    "Atan": Row("atan(a0)", flops=8),
+    "Sinh": Row("sinh(a0)", flops=8),
+    "Cosh": Row("cosh(a0)", flops=8),
+    "Asinh": Row("asinh(a0)", flops=8),
+    "Acosh": Row("acosh(a0)", flops=8),
+    "Atanh": Row("atanh(a0)", flops=8),
     # activations
     "Relu": Row("a0 < 0 ? 0 : a0", dtypes=SIGNED),  # NaN passes through
-    "LeakyRelu": Row("a0 >= 0.0f ? a0 : {alpha} * a0", {"alpha": 0.01}),
-    "Elu": Row("a0 > 0.0f ? a0 : {alpha} * expm1f(a0)", {"alpha": 1.0}),
-    "Selu": Row("a0 > 0.0f ? {gamma} * a0 : {gamma} * {alpha} * expm1f(a0)",
+    "LeakyRelu": Row("a0 >= 0.0 ? a0 : {alpha} * a0", {"alpha": 0.01}),
+    "Elu": Row("a0 > 0.0 ? a0 : {alpha} * expm1(a0)", {"alpha": 1.0}),
+    "Celu": Row("a0 > 0.0 ? a0 : {alpha} * expm1(a0 / {alpha})", {"alpha": 1.0}),
+    "Selu": Row("a0 > 0.0 ? {gamma} * a0 : {gamma} * {alpha} * expm1(a0)",
                 {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}),
-    "Sigmoid": Row("1.0f / (1.0f + expf(-a0))", flops=4),
-    "HardSigmoid": Row("a0 != a0 ? a0 : fmaxf(0.0f, fminf(1.0f, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
-    "HardSwish": Row("a0 * fmaxf(0.0f, fminf(1.0f, a0 * (1.0f / 6.0f) + 0.5f))"),
-    "Tanh": Row("tanhf(a0)", flops=4),
-    "Softplus": Row("a0 > 0.0f ? a0 + log1pf(expf(-a0)) : log1pf(expf(a0))", flops=4),
-    "Gelu": Row("", {"approximate": "none"}, flops=8),  # expression chosen by `approximate`
-    "Clip": Row("", {"min": None, "max": None}, dtypes=NUMERIC),  # bounds from attrs or inputs
+    "ThresholdedRelu": Row("a0 > {alpha} ? a0 : 0.0", {"alpha": 1.0}),
+    "Shrink": Row("a0 < -{lambd} ? a0 + {bias} : (a0 > {lambd} ? a0 - {bias} : 0)", {"bias": 0.0, "lambd": 0.5},
+                  dtypes=NUMERIC),
+    "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4),
+    "HardSigmoid": Row("a0 != a0 ? a0 : fmax(0.0, fmin(1.0, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
+    "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * (1.0 / 6.0) + 0.5))"),
+    "Swish": Row("a0 / (1.0 + exp(-{alpha} * a0))", {"alpha": 1.0}, flops=4),
+    "Tanh": Row("tanh(a0)", flops=4),
+    "Softplus": Row("a0 > 0.0 ? a0 + log1p(exp(-a0)) : log1p(exp(a0))", flops=4),
+    "Softsign": Row("a0 / (1.0 + fabs(a0))", flops=3),
+    "Mish": Row("a0 * tanh(log1p(exp(a0)))", flops=8),
+    "Gelu": Row(_gelu, {"approximate": "none"}, flops=8),
+    "Clip": Row(_clip, {"min": None, "max": None}, dtypes=NUMERIC),
     # comparison and logic (bool results)
     "Equal": Row("a0 == a1", dtypes=ANY),
     "Less": Row("a0 < a1", dtypes=NUMERIC),
     "LessOrEqual": Row("a0 <= a1", dtypes=NUMERIC),
     "Greater": Row("a0 > a1", dtypes=NUMERIC),
     "GreaterOrEqual": Row("a0 >= a1", dtypes=NUMERIC),
+    "IsNaN": Row("a0 != a0"),
+    "IsInf": Row(_is_inf, {"detect_negative": 1, "detect_positive": 1}),
     "Not": Row("!a0", dtypes=("bool",)),
     "And": Row("a0 && a1", dtypes=("bool",)),
     "Or": Row("a0 || a1", dtypes=("bool",)),
     "Xor": Row("a0 != a1", dtypes=("bool",)),
     "Where": Row("a0 ? a1 : a2", dtypes=("bool",)),
-    "Cast": Row("", {"to": None, "saturate": 1}, dtypes=ANY),
+    # bits
+    "BitwiseAnd": Row("a0 & a1", dtypes=INTS),
+    "BitwiseOr": Row("a0 | a1", dtypes=INTS),
+    "BitwiseXor": Row("a0 ^ a1", dtypes=INTS),
+    "BitwiseNot": Row("~a0", dtypes=INTS),
+    "BitShift": Row(_bit_shift, {"direction": None}, dtypes=INTS),
+    # ai.onnx.ml
+    "Binarizer": Row("a0 > {threshold} ? 1 : 0", {"threshold": 0.0}, dtypes=(*REAL, "int32", "int64"),
+                     domain="ai.onnx.ml"),
 }
 
-_GELU = {
-    "none": "0.5f * a0 * (1.0f + erff(a0 * 0.70710678118654752f))",
-    "tanh": "0.5f * a0 * (1.0f + tanhf(0.79788456080286536f * (a0 + 0.044715f * a0 * a0 * a0)))",
-}
+# --- double -> float ------------------------------------------------------------------------------
+_MATH = ("sqrt exp expm1 log log1p erf floor ceil rint sin cos tan asin acos atan sinh cosh tanh asinh acosh "
+         "atanh fabs fmin fmax fmod copysign pow").split()
+_MATH_CALL = re.compile(rf"\b({'|'.join(_MATH)})(?=\()")
+_FLOAT_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])")
 
 
-def _variadic(op_type: str, count: int, is_float: bool) -> str:
-    names = [f"a{i}" for i in range(count)]
-    if op_type in ("Sum", "Mean"):
-        total = " + ".join(names)
-        return f"({total}) * {cnames.float_literal(1.0 / count)}" if op_type == "Mean" and count > 1 else total
-    fn = ("fminf" if is_float else "MLCC_MIN") if op_type == "Min" else ("fmaxf" if is_float else "MLCC_MAX")
-    expr = names[0]
-    for name in names[1:]:
-        expr = f"{fn}({expr}, {name})"
-    if is_float and count > 1:  # fminf/fmaxf drop a NaN operand; ONNX (and numpy) propagate it
-        expr = f"({' || '.join(f'{n} != {n}' for n in names)}) ? {' + '.join(names)} : {expr}"
-    return expr
+def narrow(code: str) -> str:
+    """The float32 form of double code: sqrt( -> sqrtf(, 1.0 -> 1.0f, double -> float."""
+    code = _MATH_CALL.sub(r"\1f", code)
+    code = _FLOAT_LITERAL.sub(r"\1f", code)
+    return re.sub(r"\bdouble\b", "float", code)
+
+
+def _real_literal(x: float) -> str:
+    """A double literal (narrowed with its expression for float32)."""
+    x = float(x)
+    if math.isnan(x):
+        return "NAN"
+    if math.isinf(x):
+        return "INFINITY" if x > 0 else "(-INFINITY)"
+    text = repr(x)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"({text})" if text.startswith("-") else text
+
+
+def _literal(value, dtype: np.dtype) -> str:
+    return _real_literal(value) if np.dtype(dtype).kind == "f" else cnames.int_literal(int(value))
 
 
 def _make(op_type: str, row: Row) -> type[Op]:
@@ -108,60 +266,35 @@ def _make(op_type: str, row: Row) -> type[Op]:
         elementwise = True
         inplace_safe = True
         attrs = dict(row.attrs)
+        domain = row.domain
 
-        def expression(self, node: Node) -> tuple[str, list]:
-            """The C expression and the operands it reads, in order."""
-            operands = [v for v in node.inputs if v is not None]
-            is_float = operands[0].dtype.kind == "f"
-            if op_type in ("Sum", "Mean", "Min", "Max"):
-                return _variadic(op_type, len(operands), is_float), operands
-            if op_type == "Gelu":
-                if node.attrs["approximate"] not in _GELU:
-                    raise UnsupportedError(f"approximate={node.attrs['approximate']!r}", node.where())
-                return _GELU[node.attrs["approximate"]], operands
-            if op_type == "Cast":
-                if node.outputs[0].dtype == np.bool_:
-                    return "a0 != 0", operands
-                return "a0", operands
-            if op_type == "Clip":
-                return self._clip(node)
-            values = {k: cnames.float_literal(v) if isinstance(v, float) else v for k, v in node.attrs.items()}
-            return row.expr.format(**values), operands
-
-        def _clip(self, node: Node) -> tuple[str, list]:
-            x = node.inputs[0]
-            is_float = x.dtype.kind == "f"
-            bounds, operands = [], [x]
-            for i, attr, cmp, fn in ((1, "min", "<", "fmaxf"), (2, "max", ">", "fminf")):
-                bound = node.input(i)
-                if bound is not None and bound.is_const:
-                    bound_text = _literal(bound.data.reshape(-1)[0], x.dtype)
-                elif bound is not None:
-                    operands.append(bound)
-                    bound_text = f"a{len(operands) - 1}"
-                elif node.opset < 11 and node.attrs.get(attr) is not None:
-                    bound_text = _literal(node.attrs[attr], x.dtype)
-                else:
-                    continue
-                bounds.append((bound_text, cmp, fn))
-            expr = "a0"
-            for text, cmp, fn in bounds:  # min(max(x, lo), hi): hi wins when lo > hi, as in numpy
-                expr = f"{fn}({expr}, {text})" if is_float else f"({expr} {cmp} {text} ? {text} : {expr})"
-            if is_float and bounds:  # fmaxf/fminf would replace a NaN by the bound
-                expr = f"a0 != a0 ? a0 : {expr}"
-            return expr, operands
+        def body(self, node: Node) -> Body:
+            """The node's code, in the first operand's type (narrowed for float32)."""
+            if callable(row.expr):
+                body = row.expr(node)
+            else:
+                values = {k: _real_literal(v) for k, v in node.attrs.items() if isinstance(v, float)}
+                body = Body(row.expr.format(**values))
+            if node.inputs[0].dtype == np.float32:
+                body = Body(narrow(body.expr), [(name, narrow(expr)) for name, expr in body.temps])
+            return body
 
         def lower(self, node: Node, ctx) -> None:
-            expr, operands = self.expression(node)
-            first = operands[0]
+            operands = [v for v in node.inputs if v is not None]
+            first, out = operands[0], node.outputs[0]
             if first.dtype.name not in row.dtypes:
                 raise UnsupportedError(f"{op_type} on {first.dtype.name} is not supported yet", node.where())
-            out = node.outputs[0]
             if any(v.dtype == np.float16 for v in [*operands, out]):  # stored as raw bits: C arithmetic is wrong
                 raise UnsupportedError(f"{op_type} with float16 tensors is not supported yet", node.where())
+            body = self.body(node)
+            code = " ".join([body.expr, *(expr for _, expr in body.temps)])
             nest = loop_nest(out.shape, [v.shape for v in operands])
-            ctx.emit("ops/elementwise.c.j2", nest=nest, expr=expr,
-                     operands=[(ctx.c_type(v), ctx.ptr(v)) for v in operands], out=(ctx.c_type(out), ctx.ptr(out)))
+            read = [bool(re.search(rf"\ba{i}\b", code)) for i in range(len(operands))]
+            loads = [(ctx.c_type(v), f"a{i}", f"{ctx.ptr(v)}[{nest.operand_index[i]}]")
+                     for i, v in enumerate(operands) if read[i]]
+            unread = [ctx.ptr(v) for i, v in enumerate(operands) if not read[i]]
+            ctx.emit("ops/elementwise.c.j2", nest=nest, loads=loads, temps=[(ctx.c_type(first), n, e) for n, e in body.temps],
+                     expr=body.expr, out=f"{ctx.ptr(out)}[{nest.out_index}]", unread=unread)
 
         def flops(self, node: Node) -> int:
             return row.flops * node.outputs[0].size
@@ -169,10 +302,6 @@ def _make(op_type: str, row: Row) -> type[Op]:
     ElementwiseOp.op_type = op_type
     ElementwiseOp.__name__ = ElementwiseOp.__qualname__ = op_type
     return ElementwiseOp
-
-
-def _literal(value, dtype: np.dtype) -> str:
-    return cnames.float_literal(value) if np.dtype(dtype).kind == "f" else cnames.int_literal(int(value))
 
 
 register_family(_make, TABLE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._copy import normalize_axis
-from ._indexing import Nest, add, emit_idle, emit_indexed, scaled, strides
+from ._indexing import Nest, add, emit_indexed, scaled, strides
 
 
 @register
@@ -17,9 +17,6 @@ class GatherElements(Op):
     def lower(self, node: Node, ctx) -> None:
         data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]
         axis = normalize_axis(node.attrs["axis"], len(data.shape), node)
-        if out.size == 0:
-            emit_idle(ctx, [data, indices, out])
-            return
         nest = Nest.over(indices.shape)
         at = nest.index(strides(indices))
         data_strides = strides(data)

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
-from ._indexing import Nest, add, emit_idle, emit_indexed, scaled, strides
+from ._indexing import Nest, add, emit_indexed, scaled, strides
 
 
 def _prod(dims) -> int:
@@ -27,9 +27,6 @@ class GatherND(Op):
         if not 0 <= b < len(indices.shape) or not 1 <= q <= len(data.shape) - b:
             raise ShapeError(f"an index tuple of {q} with batch_dims {b} does not fit data of rank {len(data.shape)}",
                              node.where())
-        if out.size == 0:
-            emit_idle(ctx, [data, indices, out])
-            return
         tuples, inner = _prod(indices.shape[b:-1]), _prod(data.shape[b + q:])
         nest = Nest.over([_prod(indices.shape[:b]), tuples])
         first = nest.index([tuples * q, q])

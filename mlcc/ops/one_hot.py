@@ -10,7 +10,7 @@ from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register
 from ._copy import const_ints, fill_literal, normalize_axis
-from ._indexing import Nest, emit_idle
+from ._indexing import Nest
 
 
 @register
@@ -30,9 +30,6 @@ class OneHot(Op):
         axis = normalize_axis(node.attrs["axis"], len(out.shape), node)
         if indices.dtype == np.float16:  # stored as raw bits: C comparisons are wrong
             raise UnsupportedError("float16 indices", node.where())
-        if out.size == 0:
-            emit_idle(ctx, [indices, values, out])
-            return
         outer = int(np.prod(indices.shape[:axis], dtype=np.int64))
         inner = int(np.prod(indices.shape[axis:], dtype=np.int64))
         nest = Nest.over([outer, depth, inner])

@@ -1,41 +1,91 @@
-"""ReduceSum, ReduceMean, ReduceMax, ReduceMin: one table row each, rendered by templates/ops/reduce.c.j2.
+"""The Reduce family (Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp): one table row each,
+rendered by templates/ops/reduce.c.j2.
 
-The input's dims are split into kept and reduced runs (size-1 dims dropped, neighbours of one kind merged).
-When the innermost run is reduced, each output gets a register accumulator ("rows"); when it is kept, whole
-output rows accumulate across the reduced dims so the innermost loop stays contiguous ("columns"). Float
-sums add blocks of at most SUM_BLOCK terms into a partial before the running total, so a long reduction's
-rounding error grows with SUM_BLOCK + count / SUM_BLOCK rather than with count (and infinities stay exact,
-unlike compensated summation). Max and min start from the first element, as onnxruntime does.
+Each row says how an element becomes a term (|x|, x*x, exp(x - peak)), how terms fold into the accumulator,
+and how the accumulator becomes the output (sqrt, log, the mean's division). The input's dims are split
+into kept and reduced runs (size-1 dims dropped, neighbours of one kind merged). When the innermost run is
+reduced, each output gets a register accumulator ("rows"); when it is kept, whole output rows accumulate
+across the reduced dims so the innermost loop stays contiguous ("columns"). Float sums add blocks of at
+most SUM_BLOCK terms into a partial before the running total, so a long reduction's rounding error grows
+with SUM_BLOCK + count / SUM_BLOCK rather than with count (and infinities stay exact, unlike compensated
+summation). Max and min start from the first element, as onnxruntime does. LogSumExp first finds each
+output's peak and sums exp(x - peak), so large inputs do not overflow.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
+import numpy as np
 
 from .. import cnames
 from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register_family
+from ._copy import fill_literal
 
 SUM_BLOCK = 256
-NUMERIC = ("float32", "float64", "int32", "int64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+NUMERIC = ("float32", "float64", *INTS)
+FLOATS = ("float32", "float64")
+
+
+class Math:
+    """C spellings of the math a row needs, for one element type (ints go through double)."""
+
+    def __init__(self, dtype: np.dtype, ctype: str):
+        self.ctype, self.kind = ctype, dtype.kind
+        self.suffix = "f" if ctype == "float" else ""
+
+    def call(self, fn: str, e: str) -> str:
+        if self.kind == "f":
+            return f"{fn}{self.suffix}({e})"
+        return f"({self.ctype}){fn}((double)({e}))"
+
+    def abs(self, e: str) -> str:
+        if self.kind == "u":
+            return e
+        return self.call("fabs", e) if self.kind == "f" else f"({e} < 0 ? -{e} : {e})"
 
 
 @dataclass(frozen=True)
 class Row:
     update: str  # C statement folding `v` into `{acc}`
-    sums: bool  # accumulator starts at 0 (else at the first element)
-    mean: bool = False
+    init: str | None  # the accumulator's start; None: the first element (max, min)
+    empty: float  # the output of a reduction over no elements (±inf: the type's extreme for ints)
+    term: Callable[[Math, str], str] = lambda m, e: e  # the term of element e (may read `peak`)
+    finish: Callable[[Math, str, str], str] = lambda m, acc, count: acc  # output from acc and the count
+    additive: bool = False  # terms are summed: float sums are blocked
+    peak: bool = False  # a first pass finds each output's maximum, subtracted before exp
+    single_is_identity: bool = True  # a reduction of one element gives that element
+    dtypes: tuple[str, ...] = NUMERIC
     axes_input_since: int = 18  # from this opset `axes` is an input, not an attribute
 
 
+def _sum(**kw) -> Row:
+    kw.setdefault("empty", 0.0)
+    return Row("{acc} += v;", "0", additive=True, **kw)
+
+
 TABLE: dict[str, Row] = {
-    "ReduceSum": Row("{acc} += v;", sums=True, axes_input_since=13),
-    "ReduceMean": Row("{acc} += v;", sums=True, mean=True),
-    "ReduceMax": Row("{acc} = v > {acc} ? v : {acc};", sums=False),
-    "ReduceMin": Row("{acc} = v < {acc} ? v : {acc};", sums=False),
+    "ReduceSum": _sum(axes_input_since=13),
+    "ReduceMean": _sum(finish=lambda m, acc, count: f"{acc} / {count}"),
+    "ReduceMax": Row("{acc} = v > {acc} ? v : {acc};", None, float("-inf"), dtypes=(*NUMERIC, "bool")),
+    "ReduceMin": Row("{acc} = v < {acc} ? v : {acc};", None, float("inf"), dtypes=(*NUMERIC, "bool")),
+    "ReduceProd": Row("{acc} *= v;", "1", 1.0),
+    "ReduceL1": _sum(term=lambda m, e: m.abs(e), single_is_identity=False),
+    "ReduceL2": _sum(term=lambda m, e: f"{e} * {e}", finish=lambda m, acc, count: m.call("sqrt", acc),
+                     single_is_identity=False),
+    "ReduceSumSquare": _sum(term=lambda m, e: f"{e} * {e}", single_is_identity=False),
+    "ReduceLogSum": _sum(finish=lambda m, acc, count: m.call("log", acc), empty=float("-inf"),
+                         single_is_identity=False),
+    "ReduceLogSumExp": _sum(term=lambda m, e: m.call("exp", f"{e} - peak"),
+                            finish=lambda m, acc, count: f"peak + {m.call('log', acc)}", empty=float("-inf"),
+                            peak=True, dtypes=FLOATS),
 }
+
+MAX_UPDATE = TABLE["ReduceMax"].update
 
 
 @dataclass
@@ -88,6 +138,24 @@ def _offset(ptr: str, index: str) -> str:
     return ptr if index == "0" else f"{ptr} + {index}"
 
 
+def _empty_literal(row: Row, dtype: np.dtype) -> str:
+    value = row.empty
+    if dtype.kind in "iub" and np.isinf(value):  # max/min of nothing: the type's extreme
+        if dtype.kind == "b":
+            value = value > 0
+        else:
+            info = np.iinfo(dtype)
+            value = info.max if value > 0 else info.min
+    return fill_literal(value, dtype)
+
+
+def _load(ctype: str, term: str, element: str) -> str:
+    """Statements defining `v`, the term of one element."""
+    if term == "e":
+        return f"const {ctype} v = {element};"
+    return f"const {ctype} e = {element};\nconst {ctype} v = {term};"
+
+
 def _make(op_type: str, row: Row) -> type[Op]:
     class ReduceOp(Op):
         attrs = {"axes": None, "keepdims": 1, "noop_with_empty_axes": 0}
@@ -104,29 +172,36 @@ def _make(op_type: str, row: Row) -> type[Op]:
         def flops(self, node: Node) -> int:
             return node.inputs[0].size
 
+        @staticmethod
+        def scratch_rows(ctx, rows: bool, blocked: bool, inner: int, dtype: np.dtype) -> dict[str, str]:
+            """The columns form's scratch rows: the peaks (LogSumExp), then a block's partial sums."""
+            count = 0 if rows else int(row.peak) + int(blocked)
+            work = ctx.scratch(count * inner * dtype.itemsize, "rows", dtype) if count else ""
+            return dict(peak_buf=work, part_buf=f"{work} + {inner}u" if row.peak else work)
+
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
-            if x.dtype.name not in NUMERIC:
+            if x.dtype.name not in row.dtypes:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported yet", node.where())
             axes = reduced_axes(node, row)
             ctype = ctx.c_type(x)
             common = dict(ctype=ctype, x=ctx.ptr(x), y=ctx.ptr(y), count=y.size)
-            if axes is None:
+            if axes is None and row.single_is_identity:
                 ctx.emit("ops/reduce.c.j2", form="copy", nbytes=x.nbytes, **common)
                 return
             if y.size == 0:
                 return
-            count = x.size // y.size if y.size else 0
-            if count == 0:  # reducing over an empty dim: the identity (0 for sums, as onnxruntime)
-                ctx.emit("ops/reduce.c.j2", form="fill", **common)
+            count = x.size // y.size
+            if count == 0:  # reducing over an empty dim
+                ctx.emit("ops/reduce.c.j2", form="fill", empty=_empty_literal(row, x.dtype), **common)
                 return
-            runs = _runs(x.shape, set(axes))
+            runs = _runs(x.shape, set(axes or []))
             if not any(reduced for _, reduced, _ in runs):
                 runs.append((1, True, 0))  # only size-1 dims are reduced: one term per output
             is_float = x.dtype.kind == "f"
-            finish = "acc"
-            if row.mean:
-                finish = f"acc / {cnames.float_literal(count) if is_float else cnames.int_literal(count)}"
+            math = Math(x.dtype, ctype)
+            count_literal = cnames.float_literal(count) if ctype == "float" else \
+                f"{count}.0" if is_float else cnames.int_literal(count)
             kept_runs = [(e, s) for e, reduced, s in runs if not reduced]
             red_runs = [(e, s) for e, reduced, s in runs if reduced]
             rows = runs[-1][1]
@@ -138,18 +213,24 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 step *= e
             red = [Loop(f"r{i}", e) for i, (e, _) in enumerate(red_runs)]
             # blocked float sums: the innermost reduced loop is cut into blocks of SUM_BLOCK terms
-            blocked = row.sums and is_float and count > SUM_BLOCK
+            blocked = row.additive and is_float and count > SUM_BLOCK
             chunk = SUM_BLOCK if blocked and red[-1].extent > SUM_BLOCK else 0
+            in_red = _index([(r.var, s) for r, (_, s) in zip(red, red_runs)])
+            term = row.term(math, "e")
+            finish = row.finish(math, "acc", count_literal)
+            finish_row = row.finish(math, "acc[i]", count_literal).replace("peak", "peak[i]")
             values = dict(
                 form="rows" if rows else "columns", kept=kept, red=red, inner=inner, blocked=blocked, chunk=chunk,
                 src=_offset(ctx.ptr(x), _index([(k.var, s) for k, (_, s) in zip(kept, kept_runs)])),
-                in_red=_index([(r.var, s) for r, (_, s) in zip(red, red_runs)]),
                 out_index=_index([(k.var, s) for k, s in zip(kept, reversed(out_strides))]),
                 out_row=_offset(ctx.ptr(y), _index([(k.var, s) for k, s in zip(kept, reversed(out_strides))])),
+                load=_load(ctype, term, f"src[{in_red}]"), load_row=_load(ctype, term.replace("peak", "peak[i]"), "s[i]"),
+                load_plain=_load(ctype, "e", f"src[{in_red}]"), load_plain_row=_load(ctype, "e", "s[i]"), in_red=in_red,
                 update=row.update.format(acc="acc"), update_part=row.update.format(acc="part"),
                 update_row=row.update.format(acc="acc[i]"), update_part_row=row.update.format(acc="part[i]"),
-                sums=row.sums, finish=finish, finish_row=finish.replace("acc", "acc[i]"),
-                part=ctx.scratch(inner * x.dtype.itemsize, "partial", x.dtype) if blocked and not rows else "",
+                update_peak=MAX_UPDATE.format(acc="peak"), update_peak_row=MAX_UPDATE.format(acc="peak[i]"),
+                init=row.init, peak=row.peak, finish=finish, finish_row=finish_row,
+                **self.scratch_rows(ctx, rows, blocked, inner, x.dtype),
                 **common)
             ctx.emit("ops/reduce.c.j2", **values)
 

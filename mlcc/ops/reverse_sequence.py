@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
-from ._indexing import Nest, add, emit_idle, scaled, strides
+from ._indexing import Nest, add, scaled, strides
 
 
 @register
@@ -22,9 +22,6 @@ class ReverseSequence(Op):
         if len(x.shape) < 2 or {batch_axis, time_axis} != {0, 1}:
             raise ShapeError(f"batch_axis {batch_axis} and time_axis {time_axis} must be 0 and 1 of a tensor of "
                              "rank 2 or more", node.where())
-        if out.size == 0:
-            emit_idle(ctx, [x, lengths, out])
-            return
         nest = Nest.over(x.shape[:2])
         x_strides = strides(x)
         dst = nest.index(x_strides[:2])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._copy import emit_memcpy, normalize_axis
-from ._indexing import Nest, add, emit_indexed, reduction, scaled, strides
+from ._indexing import Nest, add, emit_idle, emit_indexed, reduction, scaled, strides
 
 
 @register
@@ -19,7 +19,8 @@ class ScatterElements(Op):
         data, indices, updates, out = node.inputs[0], node.inputs[1], node.inputs[2], node.outputs[0]
         axis = normalize_axis(node.attrs["axis"], len(data.shape), node)
         emit_memcpy(ctx, out, data)
-        if indices.size == 0 or out.size == 0:
+        if indices.size == 0:
+            emit_idle(ctx, [indices, updates])
             return
         nest = Nest.over(indices.shape)
         at = nest.index(strides(indices))

@@ -10,7 +10,7 @@ from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
 from ._copy import emit_memcpy
-from ._indexing import Nest, add, emit_indexed, reduction, scaled, strides
+from ._indexing import Nest, add, emit_idle, emit_indexed, reduction, scaled, strides
 
 
 @register
@@ -27,6 +27,7 @@ class ScatterND(Op):
         tuples = int(np.prod(indices.shape[:-1], dtype=np.int64))
         inner = int(np.prod(data.shape[q:], dtype=np.int64))
         if tuples == 0 or inner == 0:
+            emit_idle(ctx, [indices, updates])
             return
         nest = Nest.over([tuples])
         out_strides = strides(out)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..errors import NeedsConstantError, ShapeError
 from ..ir import Node
 from . import Op, register
-from ._resample import lower_resample, output_shape
+from ._resample import Interpolation, lower_resample, output_shape
 
 
 @register
@@ -39,4 +39,4 @@ class Upsample(Op):
 
     def lower(self, node: Node, ctx) -> None:
         mode = "linear" if node.attrs["mode"] == "bilinear" else node.attrs["mode"]
-        lower_resample(node, ctx, mode, self.scales(node), "asymmetric", "simple")
+        lower_resample(node, ctx, Interpolation(mode, "asymmetric", "simple"), self.scales(node))

@@ -3,7 +3,10 @@
 import numpy as np
 import pytest
 
-from mlcc.errors import UnsupportedError
+import onnx
+from onnx.reference import ReferenceEvaluator
+
+from mlcc.errors import MlccError, NeedsConstantError
 from tests.golden import build_and_run, check_model, node_model, rand
 
 EMPTY = np.zeros((0,), np.float32)
@@ -142,16 +145,67 @@ def test_upsample(mode, opset, target, tmp_path):
     check_model(model, {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("case,message", [
-    ({"mode": "linear", "antialias": 1}, "antialias"),
-    ({"mode": "nearest", "keep_aspect_ratio_policy": "not_larger"}, "keep_aspect_ratio_policy"),
-    ({"mode": "cubic"}, "cubic"),
-    ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, "tf_crop_and_resize"),
+@pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+@pytest.mark.parametrize("scales", [[1, 1, 2, 1.5], [1, 1, 0.5, 0.8]], ids=["up", "down"])
+def test_resize_cubic(coord, scales, target, tmp_path):
+    x = rand(1, 2, 6, 10, seed=11)
+    attrs = {"mode": "cubic", "coordinate_transformation_mode": coord}
+    check_model(resize_model(x, attrs, scales=scales), {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("a,exclude", [(-0.5, 1), (-0.75, 1), (-0.5, 0)])
+def test_resize_cubic_coeff_exclude_outside(a, exclude, target, tmp_path):
+    x = rand(1, 1, 5, 7, seed=12)
+    attrs = {"mode": "cubic", "cubic_coeff_a": a, "exclude_outside": exclude}
+    check_model(resize_model(x, attrs, scales=[1, 1, 1.6, 0.6]), {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("sizes", [[1, 2, 5, 4], [1, 2, 3, 2], [1, 2, 12, 3]], ids=["mild", "strong", "mixed"])
+def test_resize_antialias(mode, sizes, target, tmp_path):
+    # strong shrinking widens the windows past the unrolled-expression limit: the tap loops run
+    x = rand(1, 2, 8, 9, seed=13)
+    attrs = {"mode": mode, "antialias": 1}
+    check_model(resize_model(x, attrs, opset=18, sizes=sizes), {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("roi,extrapolation", [([0, 0, 0.2, 0.3, 1, 1, 0.7, 0.9], 0.0),
+                                               ([0, 0, -0.2, 0.5, 1, 1, 1.1, 1.4], 3.5)], ids=["inside", "beyond"])
+def test_resize_tf_crop_and_resize(mode, roi, extrapolation, target, tmp_path):
+    x = rand(1, 2, 6, 8, seed=14)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": extrapolation}
+    model = resize_model(x, attrs, sizes=[1, 2, 5, 7])
+    model.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(np.array(roi, np.float32), "roi"))
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_keep_aspect_ratio(policy, mode, target, tmp_path):
+    x = rand(1, 2, 6, 8, seed=15)
+    attrs = {"mode": mode, "keep_aspect_ratio_policy": policy}
+    check_model(resize_model(x, attrs, opset=18, sizes=[9, 10], axes=[2, 3]), {"x": x}, target, tmp_path,
+                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_double(mode, target, tmp_path):
+    # onnxruntime has no double Resize: onnx's reference is the oracle; the tap weights are float32
+    x = rand(1, 2, 5, 6, seed=16, dtype=np.float64)
+    model = resize_model(x, {"mode": mode}, scales=[1, 1, 1.6, 2])
+    expected = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5, expected={"y": expected})
+
+
+@pytest.mark.parametrize("x,attrs,message", [
+    (rand(1, 1, 4, 4), {"mode": "nearest", "antialias": 1}, "antialias"),
+    (np.ones((1, 1, 4, 4), np.int32), {"mode": "linear"}, "int32"),
+    (rand(1, 1, 4, 4), {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, "roi"),
 ])
-def test_resize_unsupported_attributes(case, message, tmp_path):
-    x = rand(1, 1, 4, 4)
-    model = resize_model(x, case, opset=18, sizes=[1, 1, 8, 8])
-    with pytest.raises(UnsupportedError, match=message):
+def test_resize_unsupported(x, attrs, message, tmp_path):
+    model = resize_model(x, attrs, opset=18, sizes=[1, 1, 8, 8])
+    with pytest.raises(MlccError, match=message):
         build_and_run(model, {"x": x}, "host", tmp_path)
 
 
@@ -160,5 +214,5 @@ def test_resize_scales_at_run_time_is_unsupported(tmp_path):
     scales = np.array([1, 1, 2, 2], np.float32)
     model = node_model("Resize", {"x": x, "scales": scales}, {"y": (np.float32, (1, 1, 8, 8))}, {"_order": ["x", "", "scales"]},
                        opset=13)
-    with pytest.raises(UnsupportedError, match="run time"):
+    with pytest.raises(NeedsConstantError, match="run time"):
         build_and_run(model, {"x": x, "scales": scales}, "host", tmp_path)
