@@ -52,18 +52,20 @@ void mlcc_f32_rnn_activate__scalar(const struct mlcc_f32_rnn_activation *act, si
     }
 }
 
-void mlcc_f32_rnn_copy_rows__scalar(size_t rows, size_t n, const float *src, size_t src_stride,
-                                    float *dst, size_t dst_stride)
-{
-    for (size_t r = 0; r < rows; ++r, dst += dst_stride) {
-        for (size_t i = 0; i < n; ++i) dst[i] = src != NULL ? src[r * src_stride + i] : 0.0f;
-    }
-}
-
 /* Is row b still inside its sequence at step t? */
 static bool active(const struct mlcc_f32_rnn_cell *cell, size_t b, size_t t)
 {
     return cell->seq_lens == NULL || (cell->seq_lens[b] > 0 && t < (size_t)cell->seq_lens[b]);
+}
+
+void mlcc_f32_rnn_init_state__scalar(const struct mlcc_f32_rnn_cell *cell, const float *initial,
+                                     size_t initial_stride, float *state, size_t state_stride)
+{
+    for (size_t b = 0; b < cell->batch; ++b) {
+        const float *src = initial != NULL && active(cell, b, 0) ? initial + b * initial_stride : NULL;
+        float *dst = state + b * state_stride;
+        for (size_t i = 0; i < cell->hidden; ++i) dst[i] = src != NULL ? src[i] : 0.0f;
+    }
 }
 
 /* x[i] = min(max(x[i], -bound), bound) unless bound is 0 (no clip). */

@@ -55,9 +55,10 @@ struct mlcc_f32_rnn_cell {
 /* x[i] = act(x[i]) for i < n. */
 void mlcc_f32_rnn_activate__scalar(const struct mlcc_f32_rnn_activation *act, size_t n, float *x);
 
-/* dst row b (of n floats) = src row b, or zeros when src is NULL. */
-void mlcc_f32_rnn_copy_rows__scalar(size_t rows, size_t n, const float *src, size_t src_stride,
-                                    float *dst, size_t dst_stride);
+/* A state before the first step: state row b = initial row b, or zeros when initial is NULL or when
+ * sequence b is empty (it has no last step; onnxruntime reports zeros). */
+void mlcc_f32_rnn_init_state__scalar(const struct mlcc_f32_rnn_cell *cell, const float *initial,
+                                     size_t initial_stride, float *state, size_t state_stride);
 
 /* RNN (G = 1): H = f(gates_x + gates). */
 void mlcc_f32_rnn_elman_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
