@@ -150,15 +150,17 @@ def test_reduce_axes_at_run_time_is_unsupported(tmp_path):
         build_and_run(model, {"x": x, "axes": np.array([1], np.int64)}, "host", tmp_path)
 
 
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 @pytest.mark.parametrize("axis,keepdims", [(0, 1), (1, 1), (2, 0), (-1, 0)])
 @pytest.mark.parametrize("select_last_index", [0, 1])
-def test_argmax(axis, keepdims, select_last_index, target, tmp_path):
+def test_arg_extreme(op, axis, keepdims, select_last_index, target, tmp_path):
     # few distinct values so that ties are common
     x = np.random.default_rng(10).integers(0, 4, (3, 5, 6)).astype(np.float32)
     attrs = {"axis": axis, "keepdims": keepdims, "select_last_index": select_last_index}
-    check_model(node_model("ArgMax", {"x": x}, ["y"], attrs, opset=13), {"x": x}, target, tmp_path)
+    check_model(node_model(op, {"x": x}, ["y"], attrs, opset=13), {"x": x}, target, tmp_path)
 
 
-def test_argmax_int64_opset11(target, tmp_path):
-    x = np.random.default_rng(11).integers(-100, 100, (4, 9)).astype(np.int64)
-    check_model(node_model("ArgMax", {"x": x}, ["y"], {"axis": 1}, opset=11), {"x": x}, target, tmp_path)
+@pytest.mark.parametrize("op,dtype", [("ArgMax", np.int64), ("ArgMin", np.int32), ("ArgMin", np.float64)])
+def test_arg_extreme_types_opset11(op, dtype, target, tmp_path):
+    x = np.random.default_rng(11).integers(-100, 100, (4, 9)).astype(dtype)
+    check_model(node_model(op, {"x": x}, ["y"], {"axis": 1}, opset=11), {"x": x}, target, tmp_path)
