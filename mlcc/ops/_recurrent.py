@@ -71,10 +71,12 @@ class Act:
 
 @dataclass(frozen=True)
 class Cell:
-    """What one recurrent op is: its gate count, default activations, and its time step's template."""
+    """What one recurrent op is: its gate count, default activations, states (hidden, and LSTM's cell), and
+    its time step's template."""
     gates: int
     default_activations: tuple[str, ...]
     step_template: str
+    states: int = 1
 
 
 @dataclass
@@ -120,9 +122,9 @@ def parse(node: Node, cell: Cell) -> Geometry:
     if b is not None and b.shape != (dirs, 2 * gh):
         raise UnsupportedError(f"B {b.type_str()} is not [{dirs}, {2 * gh}]", where)
     state_shape = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
-    for i in range(INITIAL_H, len(node.inputs)):
-        v = node.inputs[i]
-        if v is not None and i != 7 and v.shape != state_shape:  # 7 is LSTM's P
+    for i in range(INITIAL_H, INITIAL_H + cell.states):
+        v = node.input(i)
+        if v is not None and v.shape != state_shape:
             raise UnsupportedError(f"initial state {v.type_str()} is not {list(state_shape)}", where)
     lens = node.input(SEQUENCE_LENS)
     if lens is not None and (lens.dtype != np.int32 or lens.shape != (batch,)):
@@ -138,8 +140,8 @@ def _activations(node: Node, cell: Cell, dirs: int) -> list[list[Act]]:
     """Per direction, the cell's activations; alphas and betas are consumed in order by those that take them."""
     per = len(cell.default_activations)
     names = list(node.attrs.get("activations") or cell.default_activations * dirs)
-    sets = len(names) // per if len(names) % per == 0 else 0
-    if sets not in (1, dirs, 2) or sets < 1:
+    sets = len(names) // per if len(names) % per == 0 else 0  # one set for all directions, or one each
+    if sets not in (1, 2, dirs):
         raise UnsupportedError(f"{len(names)} activations do not fit {dirs} direction(s) of {per}", node.where())
     alphas = [float(a) for a in node.attrs.get("activation_alpha") or []]
     betas = [float(b) for b in node.attrs.get("activation_beta") or []]
@@ -176,23 +178,22 @@ class Direction:
 StepFn = Callable[[Direction, np.ndarray, np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray | None]]
 
 
-def reference(node: Node, inputs: list, cell: Cell, step: StepFn, extra: Callable[[int], dict] = lambda d: {},
-              has_c: bool = False) -> list[np.ndarray]:
+def reference(node: Node, inputs: list, cell: Cell, step: StepFn,
+              extra: Callable[[int], dict] = lambda d: {}) -> list[np.ndarray]:
     """Y, Y_h (and Y_c): every direction through `step`, with sequence_lens, initial states and layout."""
     g = parse(node, cell)
-    x = np.asarray(inputs[X], np.float32)
-    if g.layout:
-        x = x.swapaxes(0, 1)
+    has_c = cell.states == 2
+
+    def given(i: int, default: np.ndarray, batch_first: bool = False) -> np.ndarray:
+        v = inputs[i] if i < len(inputs) else None
+        return default if v is None else np.asarray(v).swapaxes(0, 1) if batch_first else np.asarray(v)
+
     gh = cell.gates * g.hidden
-    b = inputs[B] if len(inputs) > B and inputs[B] is not None else np.zeros((g.directions, 2 * gh), np.float32)
-    lens = inputs[SEQUENCE_LENS] if len(inputs) > SEQUENCE_LENS and inputs[SEQUENCE_LENS] is not None else None
-    lens = np.full(g.batch, g.seq) if lens is None else np.asarray(lens)
-
-    def initial(i: int) -> np.ndarray:
-        v = inputs[i] if len(inputs) > i and inputs[i] is not None else np.zeros((g.directions, g.batch, g.hidden), np.float32)
-        return np.asarray(v, np.float32).swapaxes(0, 1) if g.layout and len(inputs) > i and inputs[i] is not None else v
-
-    h0, c0 = initial(INITIAL_H), (initial(6) if has_c else None)
+    x = given(X, None, bool(g.layout))
+    b = given(B, np.zeros((g.directions, 2 * gh), np.float32))
+    lens = given(SEQUENCE_LENS, np.full(g.batch, g.seq))
+    zeros = np.zeros((g.directions, g.batch, g.hidden), np.float32)
+    h0, c0 = given(INITIAL_H, zeros, bool(g.layout)), given(INITIAL_H + 1, zeros, bool(g.layout))
     y = np.zeros((g.seq, g.directions, g.batch, g.hidden), np.float32)
     y_h = np.zeros((g.directions, g.batch, g.hidden), np.float32)
     y_c = np.zeros_like(y_h)
@@ -308,34 +309,36 @@ class Lowering:
         src, src_stride = self.state_rows(self.ctx.ptr(init), d) if init is not None else ("NULL", 0)
         return dict(ptr=ptr, stride=stride, init=src, init_stride=src_stride)
 
-    def weight(self, index: int, d: int, rows: slice, hint: str, packs: list) -> str:
-        """Rows `rows` of W or R (input `index`) of direction d, transposed and packed for the gemm: a
-        build-time constant when the weight is one, else packed into scratch (the Pack appended to packs)."""
+    def weight(self, index: int, d: int, rows: slice, part: str, packs: list) -> str:
+        """Rows `rows` (named `part`: "" for all, "_zr"...) of W or R (input `index`) of direction d, transposed and
+        packed for the gemm: a build-time constant when the weight is one, else packed into scratch (the
+        Pack appended to packs)."""
         v = self.node.inputs[index]
         k, n = v.shape[2], rows.stop - rows.start
         size = packed_size(k, n, self.tile.nr)
+        name = f"{'XWR'[index]}{part}_packed".lower()
         if v.is_const:
-            if hint not in self._shared:
+            if name not in self._shared:
                 block = np.ascontiguousarray(v.data[:, rows, :].transpose(0, 2, 1))
-                self._shared[hint] = self.ctx.constant(packed_constant(v, block, self.tile.nr, f"{hint}_packed"))
-            return at(self._shared[hint], d * size)
-        packed = self.shared_scratch(f"{hint}_packed", size)
+                self._shared[name] = self.ctx.constant(packed_constant(v, block, self.tile.nr, f"{part[1:]}_packed" if part else "packed"))
+            return at(self._shared[name], d * size)
+        packed = self.shared_scratch(name, size)
         packs.append(Pack(k, n, at(self.ctx.ptr(v), (d * v.shape[1] + rows.start) * k), 1, k, packed))
         return packed
 
-    def recurrent_product(self, d: int, rows: slice, hint: str, a: str, a_rs: int, packs: list) -> Product:
-        """gates[:, rows] = a * (rows of R)^T + those rows of Rb."""
-        packed = self.weight(R, d, rows, hint, packs)
+    def recurrent_product(self, d: int, rows: slice, part: str, a: str, a_rs: int, packs: list) -> Product:
+        """gates[:, rows] = a * (rows of R, named `part`)^T + those rows of Rb."""
+        packed = self.weight(R, d, rows, part, packs)
         bias = at(self.bias, d * 2 * self.gh + self.gh + rows.start)
         return Product(self.g.batch, rows.stop - rows.start, self.g.hidden, a, a_rs, packed,
                        at(self.gates, rows.start), self.gh, bias)
 
-    def direction(self, d: int, states: int, recurrent: RecurrentFn) -> dict:
+    def direction(self, d: int, recurrent: RecurrentFn) -> dict:
         """Everything the frame template prints for direction d."""
         g, ctx = self.g, self.ctx
         packs: list[Pack] = []
-        w = self.weight(W, d, slice(0, self.gh), "w", packs)
-        state = [self.state(i, d) for i in range(states)]
+        w = self.weight(W, d, slice(0, self.gh), "", packs)
+        state = [self.state(i, d) for i in range(self.cell.states)]
         fields = dict(peephole="NULL")
         fields.update(recurrent(self, d, state[0]["ptr"], state[0]["stride"], packs))
         # rows of gates_x and of Y are (t, b) in layout 0, (b, t) in layout 1
@@ -353,12 +356,12 @@ class Lowering:
             acts=[dict(role=role, kind=a.activation.kind, alpha=a.alpha, beta=a.beta) for role, a in zip("fgh", g.acts[d])],
         )
 
-    def emit(self, states: int, recurrent: RecurrentFn, **cell_fields) -> None:
+    def emit(self, recurrent: RecurrentFn, **cell_fields) -> None:
         """Render the node: per direction, projections, the time loop and the op's step template."""
         g = self.g
         fields = dict(clip=g.clip, seq_lens=self.seq_lens, input_forget="false", linear_before_reset="false")
         fields.update(cell_fields)
-        directions = [self.direction(d, states, recurrent) for d in range(g.directions)]
+        directions = [self.direction(d, recurrent) for d in range(g.directions)]
         self.ctx.emit("ops/recurrent.c.j2", seq=g.seq, batch=g.batch, hidden=g.hidden, config=self.tile.config,
                       nr=self.tile.nr, directions=directions, cell=fields, gates=self.gates,
                       step_template=self.cell.step_template)

@@ -35,10 +35,10 @@ def _step(d: Direction, gates_x: np.ndarray, h: np.ndarray, c) -> tuple[np.ndarr
 def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dict:
     n = low.g.hidden
     if low.node.attrs.get("linear_before_reset"):
-        return dict(recurrent=[low.recurrent_product(d, slice(0, 3 * n), "r", h, h_stride, packs)], reset_hidden="NULL")
+        return dict(recurrent=[low.recurrent_product(d, slice(0, 3 * n), "", h, h_stride, packs)], reset_hidden="NULL")
     rh = low.shared_scratch("reset_hidden", low.g.batch * n)  # r * Ht-1, the operand of the product by R_h
-    return dict(recurrent=[low.recurrent_product(d, slice(0, 2 * n), "r_zr", h, h_stride, packs),
-                           low.recurrent_product(d, slice(2 * n, 3 * n), "r_h", rh, n, packs)],
+    return dict(recurrent=[low.recurrent_product(d, slice(0, 2 * n), "_zr", h, h_stride, packs),
+                           low.recurrent_product(d, slice(2 * n, 3 * n), "_h", rh, n, packs)],
                 reset_hidden=rh)
 
 
@@ -53,7 +53,7 @@ class GRU(Op):
 
     def lower(self, node: Node, ctx) -> None:
         lbr = "true" if node.attrs.get("linear_before_reset") else "false"
-        Lowering(node, ctx, CELL).emit(1, _recurrent, linear_before_reset=lbr)
+        Lowering(node, ctx, CELL).emit(_recurrent, linear_before_reset=lbr)
 
     def flops(self, node: Node) -> int:
         return flops(node, CELL)

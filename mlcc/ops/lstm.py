@@ -15,7 +15,8 @@ from ..ir import Node
 from . import Op, register
 from ._recurrent import COMMON_ATTRS, Cell, Direction, Lowering, at, clipped, flops, reference
 
-CELL = Cell(gates=4, default_activations=("Sigmoid", "Tanh", "Tanh"), step_template="ops/recurrent_lstm.c.j2")
+CELL = Cell(gates=4, default_activations=("Sigmoid", "Tanh", "Tanh"), step_template="ops/recurrent_lstm.c.j2",
+            states=2)
 INITIAL_C, P = 6, 7
 
 
@@ -34,7 +35,7 @@ def _step(d: Direction, gates_x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tu
 def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dict:
     p = low.node.input(P)
     peephole = "NULL" if p is None or (p.is_const and not np.any(p.data)) else at(low.ctx.ptr(p), d * 3 * low.g.hidden)
-    return dict(recurrent=[low.recurrent_product(d, slice(0, low.gh), "r", h, h_stride, packs)], peephole=peephole)
+    return dict(recurrent=[low.recurrent_product(d, slice(0, low.gh), "", h, h_stride, packs)], peephole=peephole)
 
 
 @register
@@ -46,14 +47,14 @@ class LSTM(Op):
         hidden, dirs = node.inputs[2].shape[2], node.inputs[2].shape[0]
         p = inputs[P] if len(inputs) > P and inputs[P] is not None else np.zeros((dirs, 3 * hidden), np.float32)
         extra = lambda d: dict(p=p[d], input_forget=bool(node.attrs["input_forget"]))
-        return reference(node, inputs, CELL, _step, extra, has_c=True)
+        return reference(node, inputs, CELL, _step, extra)
 
     def lower(self, node: Node, ctx) -> None:
         low = Lowering(node, ctx, CELL)
         p = node.input(P)
         if p is not None and p.shape != (low.g.directions, 3 * low.g.hidden):
             raise UnsupportedError(f"P {p.type_str()} is not [{low.g.directions}, {3 * low.g.hidden}]", node.where())
-        low.emit(2, _recurrent, input_forget="true" if node.attrs["input_forget"] else "false")
+        low.emit(_recurrent, input_forget="true" if node.attrs["input_forget"] else "false")
 
     def flops(self, node: Node) -> int:
         return flops(node, CELL)

@@ -19,7 +19,7 @@ def _step(d: Direction, gates_x: np.ndarray, h: np.ndarray, c) -> tuple[np.ndarr
 
 
 def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dict:
-    return dict(recurrent=[low.recurrent_product(d, slice(0, low.gh), "r", h, h_stride, packs)])
+    return dict(recurrent=[low.recurrent_product(d, slice(0, low.gh), "", h, h_stride, packs)])
 
 
 @register
@@ -31,7 +31,7 @@ class RNN(Op):
         return reference(node, inputs, CELL, _step)
 
     def lower(self, node: Node, ctx) -> None:
-        Lowering(node, ctx, CELL).emit(1, _recurrent)
+        Lowering(node, ctx, CELL).emit(_recurrent)
 
     def flops(self, node: Node) -> int:
         return flops(node, CELL)
