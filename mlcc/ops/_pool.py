@@ -1,4 +1,6 @@
-"""Window geometry shared by MaxPool and AveragePool, and their lowering onto the f32-pool kernels.
+"""Window geometry shared by MaxPool, AveragePool and LpPool, and their lowering: float32 max/average onto
+the f32-pool kernels, everything else (other dtypes, MaxPool's Indices, LpPool) as plain loops rendered from
+templates/ops/pool_loops.c.j2.
 
 The kernels take up to three spatial dims (d, h, w); 1-D and 2-D pools pad the leading dims with extent 1.
 Output extents and pads follow onnxruntime: SAME pads split the total as evenly as possible (the odd one
@@ -14,6 +16,7 @@ import numpy as np
 
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
+from ._copy import fill_literal
 from ._spatial import spatial_ints
 
 KERNEL_DIMS = 3
@@ -97,10 +100,62 @@ def pool_types(node: Node) -> list[tuple[np.dtype, tuple[int, ...]]]:
 
 
 def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = None) -> None:
-    x = node.inputs[0]
-    if x.dtype != np.float32:
-        raise UnsupportedError(f"{node.op_type} on {x.dtype.name} is not supported yet (float32 only)", node.where())
     g = geometry(node)
     ctx.use_kernels("f32-pool")
     ctx.emit("ops/pool.c.j2", kernel=kernel, planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,
              x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
+
+
+def _taps_inside(start: int, kernel: int, dilation: int, lo: int, hi: int) -> int:
+    return sum(lo <= start + k * dilation < hi for k in range(kernel))
+
+
+def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = False, p: int = 2,
+                     storage_order: int = 0) -> None:
+    """kind: "max" (with Indices when the node keeps a second output), "avg" or "lp" (p-norm of the window)."""
+    x, y = node.inputs[0], node.outputs[0]
+    g = geometry(node)
+    lead = KERNEL_DIMS - (len(x.shape) - 2)
+    ctype = ctx.c_type(x)
+    floating = x.dtype.kind == "f"
+    if kind != "max" and not floating:
+        raise UnsupportedError(f"{node.op_type} on {x.dtype.name}", node.where())
+    in_strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
+    spatial = g.inp[lead:]
+    # Indices count within a plane in row-major order, or column-major (the first spatial dim fastest)
+    index_strides = in_strides if storage_order == 0 else [int(np.prod(spatial[:i])) for i in range(len(spatial))]
+    dims = [dict(out=g.out[d], kernel=g.kernel[d], stride=g.stride[d], dilation=g.dilation[d], pad=g.pad_begin[d],
+                 extent=g.inp[d]) for d in range(lead, KERNEL_DIMS)]
+    offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(in_strides))
+    suffix = "f" if x.dtype == np.float32 else ""
+    indices = None
+    if kind == "max":
+        acc_type, init, result = ctype, fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype), "acc"
+        if len(node.outputs) > 1:
+            indices = ctx.ptr(node.outputs[1])
+            at = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(index_strides))
+            fold = f"if (v > acc) {{ acc = v; at = {at}; }}"
+        else:
+            fold = "acc = v > acc ? v : acc;"
+    elif kind == "avg":
+        acc_type, init, fold = ctype, "0", "acc += v;"
+        counts = []
+        for i, d in enumerate(range(lead, KERNEL_DIMS)):
+            lo, hi = (-g.pad_begin[d], g.inp[d] + g.pad_end[d]) if count_include_pad else (0, g.inp[d])
+            table = [_taps_inside(o * g.stride[d] - g.pad_begin[d], g.kernel[d], g.dilation[d], lo, hi)
+                     for o in range(g.out[d])]
+            counts.append(f"{ctx.static_array(f'taps{i}', 'int32_t', table, f'spatial dim {i}: divisor per output')}[o{i}]")
+        result = f"acc / ({ctype})({' * '.join(counts)})"
+    else:
+        acc_type, init = ctype, "0"
+        if p == 1:
+            fold, result = f"acc += fabs{suffix}(v);", "acc"
+        elif p == 2:
+            fold, result = "acc += v * v;", f"sqrt{suffix}(acc)"
+        else:
+            exponent = fill_literal(p, x.dtype)
+            fold = f"acc += pow{suffix}(fabs{suffix}(v), {exponent});"
+            result = f"pow{suffix}(acc, {fill_literal(1.0 / p, x.dtype)})"
+    ctx.emit("ops/pool_loops.c.j2", planes=g.planes, in_plane=int(np.prod(g.inp)), out_plane=int(np.prod(g.out)),
+             dims=dims, ctype=ctype, acc_type=acc_type, init=init, fold=fold, result=result, offset=offset,
+             indices=indices, x=ctx.ptr(x), y=ctx.ptr(y))

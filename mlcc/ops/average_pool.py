@@ -1,11 +1,13 @@
 """AveragePool (opset 1..22): 1-D to 3-D windows with strides, pads, auto_pad, count_include_pad (7+),
-ceil_mode (10+) and dilations (19+)."""
+ceil_mode (10+) and dilations (19+). Float32 runs on the f32-pool kernel, double as plain loops."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import Node
 from . import Op, register
-from ._pool import POOL_ATTRS, geometry, lower_pool, pool_types
+from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_types
 
 
 @register
@@ -17,7 +19,11 @@ class AveragePool(Op):
         return pool_types(node)
 
     def lower(self, node: Node, ctx) -> None:
-        lower_pool(node, ctx, "mlcc_f32_pool_avg__scalar", count_include_pad=bool(node.attrs["count_include_pad"]))
+        include_pad = bool(node.attrs["count_include_pad"])
+        if node.inputs[0].dtype == np.float32:
+            lower_pool(node, ctx, "mlcc_f32_pool_avg__scalar", count_include_pad=include_pad)
+        else:
+            lower_pool_loops(node, ctx, "avg", count_include_pad=include_pad)
 
     def flops(self, node: Node) -> int:
         return node.outputs[0].size * (geometry(node).taps + 1)  # an add per tap, then the division

@@ -1,12 +1,15 @@
 """MaxPool (opset 1..22): 1-D to 3-D windows with strides, pads, auto_pad, ceil_mode (10+) and dilations
-(10+). The optional Indices output (8+) is not implemented: a model that reads it is refused."""
+(10+), on every numeric dtype; the optional Indices output (8+) in either storage_order. Float32 without
+Indices runs on the f32-pool kernel, the rest as plain loops."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import Node
 from . import Op, register
-from ._outputs import drop_unread_outputs
-from ._pool import POOL_ATTRS, geometry, lower_pool, pool_types
+from ._outputs import drop_unread_outputs, output_used
+from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_types
 
 
 @register
@@ -18,8 +21,13 @@ class MaxPool(Op):
         return pool_types(node)
 
     def lower(self, node: Node, ctx) -> None:
-        drop_unread_outputs(node, ctx, 1, "MaxPool's Indices output")
-        lower_pool(node, ctx, "mlcc_f32_pool_max__scalar")
+        indices = len(node.outputs) > 1 and output_used(ctx, node.outputs[1])
+        if not indices:
+            drop_unread_outputs(node, ctx, 1, "MaxPool's Indices output")
+        if node.inputs[0].dtype == np.float32 and not indices:
+            lower_pool(node, ctx, "mlcc_f32_pool_max__scalar")
+        else:
+            lower_pool_loops(node, ctx, "max", storage_order=int(node.attrs["storage_order"]))
 
     def flops(self, node: Node) -> int:
         return node.outputs[0].size * geometry(node).taps  # one comparison per tap

@@ -1,8 +1,9 @@
-"""Golden tests of MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool against onnxruntime."""
+"""Golden tests of MaxPool, AveragePool, LpPool, GlobalMaxPool and GlobalAveragePool against onnxruntime."""
 
+import numpy as np
 import pytest
+from onnx.reference import ReferenceEvaluator
 
-from mlcc.errors import UnsupportedError
 from tests.golden import build_and_run, check_model, node_model, rand
 
 TOL = dict(rtol=1e-5, atol=1e-6)
@@ -95,11 +96,46 @@ def test_max_pool_unused_indices_ok(target, tmp_path):
     check_model(model, {"x": x}, target, tmp_path, **TOL)
 
 
-def test_max_pool_indices_unsupported(tmp_path):
-    x = rand(1, 2, 6, 6)
-    model = node_model("MaxPool", {"x": x}, ["y", "indices"], {"kernel_shape": [2, 2], "strides": [2, 2]})
-    with pytest.raises(UnsupportedError, match="Indices"):
-        build_and_run(model, {"x": x}, "host", tmp_path)
+@pytest.mark.parametrize("storage_order", [0, 1])
+@pytest.mark.parametrize("shape,attrs", [
+    ((2, 3, 7, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 2, 9), {"kernel_shape": [3], "strides": [2]}),
+    ((1, 2, 4, 5, 6), {"kernel_shape": [2, 2, 3], "strides": [2, 1, 2], "pads": [0, 1, 0, 1, 0, 1]}),
+], ids=["2d", "1d", "3d"])
+def test_max_pool_indices(storage_order, shape, attrs, target, tmp_path):
+    x = rand(*shape, seed=9)
+    model = node_model("MaxPool", {"x": x}, ["y", "indices"], {**attrs, "storage_order": storage_order}, opset=12)
+    check_model(model, {"x": x}, target, tmp_path, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float64])
+def test_max_pool_other_dtypes(dtype, target, tmp_path):
+    x = (rand(1, 3, 9, 8, seed=10) * 50).astype(dtype)
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    check_model(node_model("MaxPool", {"x": x}, ["y"], attrs, opset=12), {"x": x}, target, tmp_path, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("include_pad", [0, 1])
+def test_average_pool_double(include_pad, target, tmp_path):
+    x = rand(1, 3, 9, 8, seed=11, dtype=np.float64)
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": include_pad,
+             "ceil_mode": 1}
+    model = node_model("AveragePool", {"x": x}, ["y"], attrs)
+    expected = ReferenceEvaluator(model).run(None, {"x": x})[0]  # onnxruntime has no double AveragePool
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-12, atol=1e-12, expected={"y": expected})
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("shape,attrs", [
+    ((1, 3, 9, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 3, 9, 8), {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ((2, 2, 11), {"kernel_shape": [3], "strides": [2], "dilations": [2]}),
+    ((1, 2, 4, 5, 6), {"kernel_shape": [2, 2, 2]}),
+], ids=["2d", "same", "1d_dilated", "3d"])
+def test_lp_pool(p, shape, attrs, target, tmp_path):
+    x = rand(*shape, seed=12)
+    check_model(node_model("LpPool", {"x": x}, ["y"], {**attrs, "p": p}, opset=18), {"x": x}, target, tmp_path,
+                rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("op", ["GlobalMaxPool", "GlobalAveragePool"])
