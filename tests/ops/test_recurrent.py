@@ -148,6 +148,12 @@ def test_rnn_activations(activations, alpha, beta, target, tmp_path):
     check("RNN", target, tmp_path, direction="bidirectional", weights="input", attrs=attrs)
 
 
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_opset_7(op, target, tmp_path):
+    outputs = ("Y", "Y_h", "Y_c") if op == "LSTM" else ("Y", "Y_h")
+    check(op, target, tmp_path, direction="bidirectional", initial=True, outputs=outputs, opset=7)
+
+
 # --- constant folding and errors --------------------------------------------------------------------
 
 @pytest.mark.parametrize("op,kwargs", [
