@@ -45,6 +45,7 @@ class Row:
     dtypes: tuple[str, ...] = REAL  # allowed dtypes of the first operand
     flops: int = 1  # per output element
     domain: str = ""
+    moves_bits: bool = False  # only selects values: float16 bits pass through as they are
 
 
 # --- rows that depend on the node -----------------------------------------------------------------
@@ -218,7 +219,7 @@ TABLE: dict[str, Row] = {
     "And": Row("a0 && a1", dtypes=("bool",)),
     "Or": Row("a0 || a1", dtypes=("bool",)),
     "Xor": Row("a0 != a1", dtypes=("bool",)),
-    "Where": Row("a0 ? a1 : a2", dtypes=("bool",)),
+    "Where": Row("a0 ? a1 : a2", dtypes=("bool",), moves_bits=True),
     # bits
     "BitwiseAnd": Row("a0 & a1", dtypes=INTS),
     "BitwiseOr": Row("a0 | a1", dtypes=INTS),
@@ -267,6 +268,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
         inplace_safe = True
         attrs = dict(row.attrs)
         domain = row.domain
+        float16_native = row.moves_bits
 
         def body(self, node: Node) -> Body:
             """The node's code, in the first operand's type (narrowed for float32)."""
@@ -284,7 +286,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
             first, out = operands[0], node.outputs[0]
             if first.dtype.name not in row.dtypes:
                 raise UnsupportedError(f"{op_type} on {first.dtype.name} is not supported yet", node.where())
-            if any(v.dtype == np.float16 for v in [*operands, out]):  # stored as raw bits: C arithmetic is wrong
+            if not row.moves_bits and any(v.dtype == np.float16 for v in [*operands, out]):  # stored as raw bits: C arithmetic is wrong
                 raise UnsupportedError(f"{op_type} with float16 tensors is not supported yet", node.where())
             body = self.body(node)
             code = " ".join([body.expr, *(expr for _, expr in body.temps)])
