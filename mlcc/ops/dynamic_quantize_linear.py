@@ -1,6 +1,7 @@
 """DynamicQuantizeLinear: uint8 quantization of a float32 tensor by its own range, widened to include zero:
-scale = (max - min) / 255 (1 / 255 when the range is empty), zero point = round(-min / scale) saturated,
-y = saturate(round(x / scale) + zero point), rounding half to even."""
+scale = (max - min) / 255, zero point = round(-min / scale) saturated, y = saturate(round(x / scale) + zero
+point), rounding half to even. An empty range (x all zero) gets scale 1, as in onnxruntime (onnx's reference
+gives 1 / 255; folding follows onnxruntime too, so folded and compiled models agree)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,18 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
-from . import Op, register
+from . import Op, register, run_onnx_reference
 
 
 @register
 class DynamicQuantizeLinear(Op):
     op_type = "DynamicQuantizeLinear"
+
+    def reference(self, node: Node, inputs):
+        y, scale, zero = run_onnx_reference(node, inputs)
+        if not np.any(inputs[0]):
+            scale = np.ones_like(scale)
+        return [y, scale, zero]
 
     def lower(self, node: Node, ctx) -> None:
         x = node.inputs[0]
