@@ -1,4 +1,5 @@
-"""SpaceToDepth: the inverse of DepthToSpace (DCR): a transpose of the (N, C, H/b, b, W/b, b) view."""
+"""SpaceToDepth: a transpose of the (N, C, H/b, b, W/b, b) view. DCR mode (the default; the inverse of
+DepthToSpace's DCR) stacks the blocks as (blocky, blockx, c), CRD (opset 28) as (c, blocky, blockx)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,21 @@ from ..ir import Node
 from . import REQUIRED, Op, register
 from ._copy import emit_regions, transpose_region
 
+# mode -> the permutation of the (N, C, H/b, b, W/b, b) view giving the output's (N, C*b*b, H/b, W/b) order
+PERMUTATIONS = {"DCR": (0, 3, 5, 1, 2, 4), "CRD": (0, 1, 3, 5, 2, 4)}
+
 
 @register
 class SpaceToDepth(Op):
     op_type = "SpaceToDepth"
-    attrs = {"blocksize": REQUIRED}
+    attrs = {"blocksize": REQUIRED, "mode": "DCR"}
 
     def lower(self, node: Node, ctx) -> None:
         x = node.inputs[0]
-        if len(x.shape) != 4:
-            raise UnsupportedError(f"rank {len(x.shape)} input (only NCHW is defined)", node.where())
+        mode = node.attrs["mode"]
+        if mode not in PERMUTATIONS or len(x.shape) != 4:
+            raise UnsupportedError(f"mode {mode!r} on rank {len(x.shape)} (DCR or CRD on NCHW)", node.where())
         n, c, h, w = x.shape
         b = int(node.attrs["blocksize"])
-        region = transpose_region((n, c, h // b, b, w // b, b), (0, 3, 5, 1, 2, 4))
-        emit_regions(ctx, node.outputs[0], x, [(region, "")])
+        region = transpose_region((n, c, h // b, b, w // b, b), PERMUTATIONS[mode])
+        emit_regions(ctx, node.outputs[0], x, [(region, f"{mode} mode")])
