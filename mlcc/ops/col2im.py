@@ -15,13 +15,13 @@ from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions, fill_literal
 
 
-def _image_offsets(image: list[int], block: list[int], dilations, pads, steps) -> list[int]:
+def _image_offsets(image: list[int], block: list[int], dilations, pads, steps, where: str) -> list[int]:
     """Image offset of each (block position, sliding position) column element; -1 in the padding."""
     spatial = len(image)
     slides = [(image[d] + pads[d] + pads[spatial + d] - dilations[d] * (block[d] - 1) - 1) // steps[d] + 1
               for d in range(spatial)]
     if any(s <= 0 for s in slides):
-        raise ShapeError(f"the block {block} does not fit the padded image {image}")
+        raise ShapeError(f"the block {block} does not fit the padded image {image}", where)
     strides = contiguous_strides(image)
     offsets = []
     for kernel in itertools.product(*(range(b) for b in block)):
@@ -54,15 +54,15 @@ class Col2Im(Op):
         dilations = list(node.attrs.get("dilations") or [1] * spatial)
         pads = list(node.attrs.get("pads") or [0] * 2 * spatial)
         steps = list(node.attrs.get("strides") or [1] * spatial)
-        try:
-            offsets = _image_offsets(image, block, dilations, pads, steps)
-        except ShapeError as exc:
-            raise ShapeError(exc.message, node.where()) from None
-        columns = int(np.prod(block)) * int(x.shape[2])
+        offsets = _image_offsets(image, block, dilations, pads, steps, node.where())
+        block_size, pixels = int(np.prod(block)), int(np.prod(image))
+        columns = block_size * int(x.shape[2])
         if len(offsets) != columns:
-            raise ShapeError(f"L = {x.shape[2]} is not the number of sliding positions, {len(offsets) // np.prod(block)}",
+            raise ShapeError(f"L = {x.shape[2]} is not the number of sliding positions, {len(offsets) // block_size}",
                              node.where())
-        emit_regions(ctx, out, None, [(Region([out.size], [1]), "")], fill=fill_literal(0, out.dtype), fill_is_zero=True)
-        pixels = int(np.prod(image))
-        table = ctx.static_array("offsets", "int32_t" if pixels < 2**31 else "int64_t", offsets, f"{node.name} image offset per column element")
-        ctx.emit("ops/col2im.c.j2", images=out.size // pixels, columns=columns, pixels=pixels, table=table, out=ctx.ptr(out), x=ctx.ptr(x))
+        emit_regions(ctx, out, None, [(Region([out.size], [1]), "")], fill=fill_literal(0, out.dtype),
+                     fill_is_zero=True)
+        table = ctx.static_array("offsets", "int32_t" if pixels < 2**31 else "int64_t", offsets,
+                                 f"{node.name} image offset per column element")
+        ctx.emit("ops/col2im.c.j2", images=out.size // pixels, columns=columns, pixels=pixels, table=table,
+                 out=ctx.ptr(out), x=ctx.ptr(x))

@@ -24,7 +24,7 @@ class EyeLike(Op):
         count = max(0, min(rows, cols - k) - first)
         emit_regions(ctx, out, None, [(Region([rows * cols], [1]), "")], fill=fill_literal(0, out.dtype),
                      fill_is_zero=True)
-        emit_regions(ctx, out, None, [(Region([count], [cols + 1], dst_offset=first * cols + first + k), f"diagonal {k}")],
-                     fill=fill_literal(1, out.dtype))
+        diagonal = Region([count], [cols + 1], dst_offset=first * cols + first + k)
+        emit_regions(ctx, out, None, [(diagonal, f"diagonal {k}")], fill=fill_literal(1, out.dtype))
         if not x.is_const:
             ctx.emit("ops/unused.c.j2", idents=[ctx.ptr(x)], reason="only its shape matters")

@@ -41,7 +41,8 @@ class MaxUnpool(Op):
         unpooled = self.unpooled_shape(node)
         if len(unpooled) != len(out.shape) or list(unpooled[:2]) != list(out.shape[:2]) or \
                 any(u > o for u, o in zip(unpooled, out.shape)):
-            raise ShapeError(f"output_shape {list(out.shape)} does not hold the unpooled shape {unpooled}", node.where())
+            raise ShapeError(f"output_shape {list(out.shape)} does not hold the unpooled shape {unpooled}",
+                             node.where())
         emit_regions(ctx, out, None, [(Region([out.size], [1]), "")], fill=fill_literal(0, out.dtype),
                      fill_is_zero=True)
         # the flat index k over `unpooled`, unravelled onto out's strides: leading axes where both shapes agree
