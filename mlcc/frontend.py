@@ -259,7 +259,8 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
             if v.nbytes > MAX_TENSOR_BYTES:
                 raise ShapeError(f"output {v.name!r} would take {v.nbytes} bytes, over the {MAX_TENSOR_BYTES} limit", where)
     # always_folded ops (Shape, Size, Constant) fold even on run-time inputs: they read only types
-    foldable = op.always_folded or (bool(present) and all(v.is_const for v in present))
+    valued = [v for i, v in enumerate(node.inputs) if v is not None and i not in op.type_only_operands]
+    foldable = op.always_folded or (bool(present) and all(v.is_const for v in valued))
     if foldable:
         results = op.reference(node, [None if v is None else v.data for v in node.inputs])
         for v, data in zip(node.outputs, results):

@@ -45,6 +45,7 @@ class Op:
     value_dependent_shape: ClassVar[bool] = False  # output shape depends on input values (NonZero, ...)
     float16_native: ClassVar[bool] = False  # handles float16 itself (else passes/widen_float16 widens it)
     shape_operands: ClassVar[tuple[int, ...]] = ()  # of those, the inputs that are shape parameters (Range's all)
+    type_only_operands: ClassVar[tuple[int, ...]] = ()  # inputs read for their type only (CastLike's): folding needs no values
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
