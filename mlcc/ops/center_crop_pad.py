@@ -14,6 +14,7 @@ from ._copy import Region, const_ints, contiguous_strides, emit_regions, fill_li
 class CenterCropPad(Op):
     op_type = "CenterCropPad"
     attrs = {"axes": None}
+    float16_native = True  # moves bits only
 
     def params(self, node: Node) -> list[int]:
         """The output shape."""

@@ -16,6 +16,7 @@ from ._copy import Region, const_ints, emit_regions, normalize_axis
 class Compress(Op):
     op_type = "Compress"
     attrs = {"axis": None}
+    float16_native = True  # moves bits only
     shape_operands = (1,)  # the condition: needed at build time (infer asks for it)
 
     def selection(self, node: Node) -> tuple[list[int], int, int, int]:

@@ -13,6 +13,7 @@ from ._copy import Region, emit_regions, fill_literal
 class EyeLike(Op):
     op_type = "EyeLike"
     attrs = {"dtype": None, "k": 0}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         x, out = node.inputs[0], node.outputs[0]

@@ -13,6 +13,7 @@ from ._indexing import Nest, add, emit_indexed, scaled, strides
 class GatherElements(Op):
     op_type = "GatherElements"
     attrs = {"axis": 0}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]

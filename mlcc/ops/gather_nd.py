@@ -20,6 +20,7 @@ def _prod(dims) -> int:
 class GatherND(Op):
     op_type = "GatherND"
     attrs = {"batch_dims": 0}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]

@@ -22,6 +22,7 @@ def _term(coordinate: str, stride: int) -> str:
 class MaxUnpool(Op):
     op_type = "MaxUnpool"
     attrs = {"kernel_shape": REQUIRED, "pads": None, "strides": None}
+    float16_native = True  # moves bits only
 
     def infer(self, node: Node):
         shape = const_ints(node, 2, "output_shape")

@@ -15,6 +15,7 @@ from ._indexing import Nest, add, scaled, strides
 class ReverseSequence(Op):
     op_type = "ReverseSequence"
     attrs = {"batch_axis": 1, "time_axis": 0}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         x, lengths, out = node.inputs[0], node.inputs[1], node.outputs[0]

@@ -17,6 +17,7 @@ from ._indexing import Nest, add, emit_idle, scaled, strides
 class TensorScatter(Op):
     op_type = "TensorScatter"
     attrs = {"axis": -2, "mode": "linear"}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         cache, update, write_indices, out = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]

@@ -16,6 +16,7 @@ from ._indexing import Nest
 class Trilu(Op):
     op_type = "Trilu"
     attrs = {"upper": 1}
+    float16_native = True  # moves bits only
 
     def lower(self, node: Node, ctx) -> None:
         x, k, out = node.inputs[0], node.input(1), node.outputs[0]

@@ -265,3 +265,17 @@ def test_value_dependent_op_refuses_run_time_input(tmp_path):
     model = node_model("NonZero", {"x": rand(2, 3)}, {"y": (np.int64, (2, 6))}, opset=13)
     with pytest.raises(ShapeError, match="depends on input values"):
         build_and_run(model, {}, "host", tmp_path)
+
+
+# --- float16: moves keep the bits; scatter reductions compute in float32 (the widen_float16 pass) -----
+@pytest.mark.parametrize("op,inputs,attrs,opset", [
+    ("GatherElements", {"x": rand(3, 4, dtype=np.float16), "i": np.array([[2, 0, 1, 1]], np.int64)}, {"axis": 0}, 13),
+    ("Trilu", {"x": rand(3, 4, dtype=np.float16), "k": np.array(1, np.int64)}, {"upper": 0}, 14),
+    ("EyeLike", {"x": rand(3, 4)}, {"k": -1, "dtype": onnx.TensorProto.FLOAT16}, 9),
+    ("ScatterND", {"x": rand(4, 3, dtype=np.float16), "i": np.array([[1], [1]], np.int64),
+                   "u": rand(2, 3, seed=1, dtype=np.float16)}, {"reduction": "add"}, 18),
+])
+def test_float16(op, inputs, attrs, opset, target, tmp_path):
+    # onnxruntime has neither EyeLike nor ScatterND's add on float16: compared with onnx.reference
+    check(op, inputs, attrs, opset=opset, target=target, tmp_path=tmp_path, tol={"rtol": 1e-3, "atol": 1e-3},
+          by_reference=True)
