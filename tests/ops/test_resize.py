@@ -28,12 +28,11 @@ def resize_model(x, attrs, opset=13, scales=None, sizes=None, axes=None):
     return node_model("Resize", {"x": x}, ["y"], attrs, opset=opset, initializers=inits)
 
 
-SCALES = [[1, 1, 2, 2], [1, 1, 1.5, 2.5], [1, 1, 0.5, 0.6], [1, 1, 3, 0.5]]
 
 
 @pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
 @pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
-@pytest.mark.parametrize("scales", [[1, 1, 1.5, 2.5], [1, 1, 3, 0.6]], ids=["up", "mixed"])
+@pytest.mark.parametrize("scales", [[1, 1, 3, 0.6]], ids=["mixed"])
 def test_resize_nearest(coord, nearest_mode, scales, target, tmp_path):
     # x3 puts source coordinates exactly half way between pixels, where the rounding modes differ
     x = rand(1, 2, 6, 10, seed=1)
@@ -65,7 +64,7 @@ def test_resize_nearest_tf_half_pixel(nearest_mode, target, tmp_path):
 
 
 @pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
-@pytest.mark.parametrize("scales", SCALES, ids=["x2", "x1.5_2.5", "down", "mixed"])
+@pytest.mark.parametrize("scales", [[1, 1, 1.5, 2.5], [1, 1, 0.5, 0.6]], ids=["x1.5_2.5", "down"])
 def test_resize_bilinear(coord, scales, target, tmp_path):
     x = rand(2, 3, 6, 10, seed=2)
     attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
