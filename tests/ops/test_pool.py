@@ -125,13 +125,14 @@ def test_average_pool_double(include_pad, target, tmp_path):
     check_model(model, {"x": x}, target, tmp_path, rtol=1e-12, atol=1e-12, expected={"y": expected})
 
 
-@pytest.mark.parametrize("p", [1, 2, 3])
-@pytest.mark.parametrize("shape,attrs", [
-    ((1, 3, 9, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
-    ((1, 3, 9, 8), {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
-    ((2, 2, 11), {"kernel_shape": [3], "strides": [2], "dilations": [2]}),
-    ((1, 2, 4, 5, 6), {"kernel_shape": [2, 2, 2]}),
-], ids=["2d", "same", "1d_dilated", "3d"])
+@pytest.mark.parametrize("p,shape,attrs", [
+    (1, (1, 3, 9, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    (2, (1, 3, 9, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    (3, (1, 3, 9, 8), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    (3, (1, 3, 9, 8), {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
+    (2, (2, 2, 11), {"kernel_shape": [3], "strides": [2], "dilations": [2]}),
+    (4, (1, 2, 4, 5, 6), {"kernel_shape": [2, 2, 2]}),
+], ids=["2d_p1", "2d_p2", "2d_p3", "same", "1d_dilated", "3d"])
 def test_lp_pool(p, shape, attrs, target, tmp_path):
     x = rand(*shape, seed=12)
     check_model(node_model("LpPool", {"x": x}, ["y"], {**attrs, "p": p}, opset=18), {"x": x}, target, tmp_path,
