@@ -1,11 +1,15 @@
-"""BatchNormalization in inference mode (opset 7..15) on the f32-norm channel-affine kernel.
+"""BatchNormalization on the f32-norm channel-affine kernel, in inference (opset 7..15) and training mode (14+).
 
 y = (x - mean) / sqrt(var + epsilon) * scale + B is one multiply-add per element once folded into a scale
 and a shift per channel. With constant statistics (the usual case) the fold happens here, in float32
 numpy, and the two folded tensors replace the four inputs as the node's packed weights; with run-time
 statistics a kernel folds them into scratch first. Opset 7's spatial=0 (statistics per activation, shape
-C x D1 x ...) is the same map with one "channel" per activation. training_mode=1 (14+) is refused, as is
-reading any of the training-only outputs.
+C x D1 x ...) is the same map with one "channel" per activation.
+
+training_mode=1 normalises with the batch's own statistics instead (per channel over the batch and spatial
+positions; the variance is the population one, as onnx's reference), computed in C before the same fold,
+and writes the optional running_mean / running_var outputs: input * momentum + batch * (1 - momentum).
+Reading opset 7/9's training-only outputs (saved statistics) is refused.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node, Value
 from . import Op, register
-from ._outputs import drop_unread_outputs
+from ._outputs import drop_unread_outputs, output_used
 
 PACKED_INPUTS = 3  # x, folded scale, folded shift: the node after lowering packed its constants
+RUNNING_OUTPUTS = 3  # training mode: y, running_mean, running_var
 
 
 @register
@@ -28,36 +33,66 @@ class BatchNormalization(Op):
     attrs = {"epsilon": 1e-5, "momentum": 0.9, "spatial": 1, "training_mode": 0}
 
     def infer(self, node: Node):
-        if node.attrs.get("training_mode", 0):  # refused before shape inference, which has its own complaints
-            raise UnsupportedError("training_mode=1 is not supported (inference only)", node.where())
-        return None
+        if len(node.outputs) == 1:
+            return None
+        # onnx's inference wants all three outputs in training mode (the running statistics are optional) and
+        # leaves opset 7/9's statistics outputs unshaped
+        x, mean = node.inputs[0], node.input(3)
+        stats = (mean.dtype, mean.shape) if mean is not None else (x.dtype, x.shape[1:2])
+        return [(x.dtype, x.shape), *[stats] * (len(node.outputs) - 1)]
 
     def lower(self, node: Node, ctx) -> None:
         x, y = node.inputs[0], node.outputs[0]
         if x.dtype != np.float32:
             raise UnsupportedError(f"BatchNormalization on {x.dtype.name} is not supported yet (float32 only)", node.where())
-        drop_unread_outputs(node, ctx, 1, "BatchNormalization's training statistics")
+        training = bool(node.attrs.get("training_mode", 0))
+        if training:
+            drop_unread_outputs(node, ctx, RUNNING_OUTPUTS, "BatchNormalization's outputs past running_var")
+        else:
+            drop_unread_outputs(node, ctx, 1, "BatchNormalization's training statistics")
         batch, channels, inner = self._view(node)
         epsilon = np.float32(node.attrs["epsilon"])
         params = node.inputs[1:]
-        if len(params) == 4 and all(p is not None and p.is_const for p in params):
+        ctx.use_kernels("f32-norm")
+        if len(params) == 4 and all(p.is_const for p in params) and not training:
             gamma, beta, mean, var = (p.data.astype(np.float32).reshape(-1) for p in params)
             scale = (gamma / np.sqrt(var + epsilon)).astype(np.float32)
             shift = (beta - mean * scale).astype(np.float32)
             node.inputs = [x, Value(f"{node.name}_scale", np.dtype(np.float32), scale.shape, scale),
                            Value(f"{node.name}_shift", np.dtype(np.float32), shift.shape, shift)]
             params = node.inputs[1:]
-        ctx.use_kernels("f32-norm")
         if len(params) == PACKED_INPUTS - 1:
-            ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, fold=None,
+            ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, fold=None, stats=None,
                      x=ctx.ptr(x), scale=ctx.ptr(params[0]), shift=ctx.ptr(params[1]), y=ctx.ptr(y))
             return
         if any(p is None or p.dtype != np.float32 for p in params):
             raise UnsupportedError("scale, B, mean and var must all be float32 tensors", node.where())
+        if training:
+            self._lower_training(node, ctx, batch, channels, inner, epsilon)
+            return
         scale, shift = ctx.scratch(channels * 4, "scale"), ctx.scratch(channels * 4, "shift")
-        ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner,
+        ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, stats=None,
                  fold=dict(zip(("gamma", "beta", "mean", "var"), (ctx.ptr(p) for p in params))), epsilon=epsilon,
                  x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
+
+    def _lower_training(self, node: Node, ctx, batch: int, channels: int, inner: int, epsilon) -> None:
+        x, y = node.inputs[0], node.outputs[0]
+        gamma, beta, mean, var = node.inputs[1:5]
+        momentum = float(node.attrs["momentum"])
+        batch_mean, batch_var = ctx.scratch(channels * 4, "batch_mean"), ctx.scratch(channels * 4, "batch_var")
+        running = [None, None]
+        for k, (out, given) in enumerate(zip(node.outputs[1:], (mean, var))):
+            if output_used(ctx, out):
+                running[k] = (ctx.ptr(out), ctx.ptr(given))
+            else:  # nothing reads it: leave it unplanned and unwritten, as an omitted output
+                node.outputs[1 + k] = Value("", out.dtype, out.shape)
+        scale, shift = ctx.scratch(channels * 4, "scale"), ctx.scratch(channels * 4, "shift")
+        stats = {"mean": batch_mean, "var": batch_var, "count": batch * inner,
+                 "running_mean": running[0], "running_var": running[1],
+                 "momentum": np.float32(momentum), "rest": np.float32(1.0 - momentum)}
+        ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, stats=stats,
+                 fold={"gamma": ctx.ptr(gamma), "beta": ctx.ptr(beta), "mean": batch_mean, "var": batch_var},
+                 epsilon=epsilon, x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
 
     @staticmethod
     def _view(node: Node) -> tuple[int, int, int]:
@@ -73,4 +108,5 @@ class BatchNormalization(Op):
         return x.shape[0], channels, x.size // max(x.shape[0] * channels, 1)
 
     def flops(self, node: Node) -> int:
-        return 2 * node.inputs[0].size
+        statistics = 4 * node.inputs[0].size if node.attrs.get("training_mode", 0) else 0
+        return 2 * node.inputs[0].size + statistics

@@ -50,11 +50,32 @@ def test_batch_norm_mixed_statistics(target, tmp_path):
     check_model(model, feeds, target, tmp_path, **TOL)
 
 
-def test_batch_norm_training_mode_unsupported(tmp_path):
+@pytest.mark.parametrize("shape,attrs", [
+    ((2, 3, 4, 5), {}),
+    ((4, 2), {"epsilon": 1e-2, "momentum": 0.7}),
+    ((1, 3, 2, 2, 3), {"momentum": 0.0}),
+])
+def test_batch_norm_training_mode(shape, attrs, target, tmp_path):
+    # the batch's own statistics normalise y; running_mean / running_var blend them into the given ones
+    x = rand(*shape, seed=3) * 2 + 0.5
+    model = node_model("BatchNormalization", {"x": x}, ["y", "running_mean", "running_var"],
+                       {"training_mode": 1, **attrs}, opset=15, initializers=_bn_params(shape[1]))
+    check_model(model, {"x": x}, target, tmp_path, **TOL)
+
+
+def test_batch_norm_training_mode_runtime_statistics_y_only(target, tmp_path):
+    x = rand(3, 4, 5)
+    feeds = {"x": x, **_bn_params(4, seed=7)}
+    model = node_model("BatchNormalization", feeds, ["y", "running_mean", "running_var"], {"training_mode": 1}, opset=14)
+    del model.graph.output[1:]  # the running statistics are computed by nothing
+    check_model(model, feeds, target, tmp_path, **TOL)
+
+
+def test_batch_norm_saved_statistics_unsupported(tmp_path):
     x = rand(2, 3, 4)
-    model = node_model("BatchNormalization", {"x": x}, {"y": (np.float32, x.shape)}, {"training_mode": 1}, opset=15,
-                       initializers=_bn_params(3))
-    with pytest.raises(UnsupportedError, match="training_mode"):
+    outputs = {name: (np.float32, x.shape if name == "y" else (3,)) for name in ("y", "m", "v", "saved_m", "saved_v")}
+    model = node_model("BatchNormalization", {"x": x}, outputs, opset=9, initializers=_bn_params(3))
+    with pytest.raises(UnsupportedError, match="training statistics"):
         build_and_run(model, {"x": x}, "host", tmp_path)
 
 
