@@ -74,18 +74,18 @@ def _renamed(node: NodeProto, renames: dict[str, str], prefix: str) -> NodeProto
     out.output.extend(renames.get(n, n) for n in node.output)
     for attr in out.attribute:  # nested subgraphs read the renamed values of this scope
         for g in [attr.g] if attr.type == AttributeProto.GRAPH else attr.graphs:
-            _rename_references(g, renames)
+            rename_references(g, renames)
     return out
 
 
-def _rename_references(graph: GraphProto, renames: dict[str, str]) -> None:
+def rename_references(graph: GraphProto, renames: dict[str, str]) -> None:
     local = {i.name for i in graph.input} | {i.name for i in graph.initializer} | {o for n in graph.node for o in n.output}
     outer = {k: v for k, v in renames.items() if k not in local}
     for node in graph.node:
         node.input[:] = [outer.get(n, n) for n in node.input]
         for attr in node.attribute:
             for g in [attr.g] if attr.type == AttributeProto.GRAPH else attr.graphs:
-                _rename_references(g, outer)
+                rename_references(g, outer)
     for o in graph.output:
         if o.name in outer:
             o.name = outer[o.name]

@@ -38,6 +38,7 @@ class NeedsConstantError(ShapeError):
     def __init__(self, message: str, where: str | None = None, value_name: str = ""):
         super().__init__(message, where)
         self.value_name = value_name
+        self.graph_inputs: list[str] = []  # the graph inputs it is computed from (set by the frontend)
 
 
 class UsageError(MlccError):

@@ -112,8 +112,12 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     try:
         _import_nodes(g, graph, values, opsets, default_opset)
     except NeedsConstantError as exc:
-        if any(v.name == exc.value_name for v in graph.inputs):
+        exc.graph_inputs = _graph_inputs_behind(exc.value_name, graph)
+        if exc.graph_inputs == [exc.value_name]:
             exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
+        elif exc.graph_inputs:
+            exc.message += (f"; it is computed from graph input(s) {', '.join(map(repr, exc.graph_inputs))}: fix their "
+                            "values with --freeze NAME=V0,V1,...")
         raise
 
     for out in g.output:
@@ -124,6 +128,25 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     if not graph.outputs:
         raise ModelLoadError("the graph has no outputs")
     return graph
+
+
+def _graph_inputs_behind(name: str, graph: Graph) -> list[str]:
+    """The graph inputs whose values `name` is computed from (inputs read for their type only do not count)."""
+    producers = {v.name: n for n in graph.nodes for v in n.outputs}
+    inputs = {v.name for v in graph.inputs}
+    found, seen, stack = [], set(), [name]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in inputs:
+            found.append(current)
+        elif current in producers:
+            node = producers[current]
+            skip = ops.lookup(node.op_type, node.domain).type_only_operands
+            stack.extend(v.name for i, v in enumerate(node.inputs) if v is not None and not v.is_const and i not in skip)
+    return sorted(found)
 
 
 def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], opsets: dict[str, int], default_opset: int) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
 
+from . import control_flow
+
 
 def _schema(node: NodeProto, opset: int):
     try:
@@ -49,6 +51,8 @@ def expand(node: NodeProto, opset: int, input_types: list[TypeProto], prefix: st
     names = {formal: node.input[i] if i < len(node.input) else "" for i, formal in enumerate(function.input)}
     names.update({formal: node.output[i] for i, formal in enumerate(function.output)
                   if i < len(node.output) and node.output[i]})
+    for inner in function.node:  # every name the body defines moves under the prefix
+        names.update({out: f"{prefix}{out}" for out in inner.output if out and out not in names})
     attributes = {a.name: a for a in node.attribute}
     body = [_renamed(inner, names, attributes, prefix) for inner in function.node]
     opsets = {o.domain or "": o.version for o in function.opset_import}
@@ -88,6 +92,12 @@ def _renamed(inner: NodeProto, names: dict[str, str], attributes: dict[str, Attr
                 bound.CopyFrom(attributes[attr.ref_attr_name])
                 bound.name = attr.name
                 out.attribute.append(bound)
+        elif attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):  # a subgraph reads the renamed values
+            copy = AttributeProto()
+            copy.CopyFrom(attr)
+            for graph in [copy.g] if attr.type == AttributeProto.GRAPH else copy.graphs:
+                control_flow.rename_references(graph, names)
+            out.attribute.append(copy)
         else:
             out.attribute.append(attr)
     return out

@@ -27,8 +27,8 @@ class MlccRep(BackendRep):
     """A model for one target: `run(inputs)` takes arrays in graph-input order, returns outputs in graph order.
 
     mlcc compiles static shapes. When an operand that decides shapes (a Reshape's shape, a Slice's starts) is
-    a graph input, the model is compiled at the first `run`, with those inputs frozen to the given values
-    (`mlcc build --freeze`), once per distinct set of values.
+    a graph input or computed from graph inputs, the model is compiled at the first `run` with those inputs
+    frozen to the given values (`mlcc build --freeze`), once per distinct set of values.
     """
 
     def __init__(self, model: onnx.ModelProto, target: str):
@@ -66,9 +66,10 @@ class MlccRep(BackendRep):
         try:
             out_dir, _ = build(path, BuildOptions(target=self.target, out_dir=folder / "out", name="model", frozen=frozen))
         except NeedsConstantError as exc:
-            if exc.value_name not in self.input_names or exc.value_name in self.frozen_names:
+            wanted = [name for name in exc.graph_inputs if name not in self.frozen_names]
+            if not wanted:
                 raise
-            self.frozen_names.append(exc.value_name)
+            self.frozen_names.extend(wanted)
             return None
         self._builds[key] = runners.load(out_dir)
         return self._builds[key]

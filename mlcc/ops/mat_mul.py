@@ -2,7 +2,8 @@
 leading dims are batch dims broadcast against each other.
 
 A single B matrix (the common Linear layer) makes one product over all of A's rows; otherwise one
-product per output batch index. A constant B is packed at build time.
+product per output batch index. A constant B is packed at build time. Types other than float32 (double,
+integers) take plain loops.
 """
 
 from __future__ import annotations
@@ -39,9 +40,13 @@ class MatMul(Op):
 
     def lower(self, node: Node, ctx) -> None:
         a, b = node.inputs[0], node.inputs[1]
-        if a.dtype != np.float32 or b.dtype != np.float32:
-            raise UnsupportedError(f"MatMul on {a.dtype.name} is not supported yet", node.where())
         a_batch, b_batch, out_batch, m, n, k = _matrices(node)
+        if a.dtype != np.float32:
+            if a.dtype.kind not in "fiu":
+                raise UnsupportedError(f"MatMul on {a.dtype.name} is not supported", node.where())
+            ctx.emit("ops/matmul_loops.c.j2", nest=loop_nest(out_batch, [a_batch, b_batch]), a=ctx.ptr(a), b=ctx.ptr(b),
+                     c=ctx.ptr(node.outputs[0]), ctype=ctx.c_type(a), m=m, n=n, k=k)
+            return
         b_logical = b.data.reshape(*b_batch, k, n) if b.is_const else None
         if int(np.prod(b_batch, dtype=np.int64)) == 1:
             # one B for every matrix of A: A's batch rows stack into one taller product

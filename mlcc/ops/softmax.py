@@ -2,7 +2,8 @@
 
 Before opset 13 the input is coerced to 2-D at `axis` (default 1) and normalised over the flattened
 trailing dims; from 13 on it is normalised along the one dim `axis` (default -1). Both views are
-[outer, n, inner]: contiguous rows when inner is 1, else the strided kernel across inner.
+[outer, n, inner]: contiguous rows when inner is 1, else the strided kernel across inner. double takes
+plain loops.
 """
 
 from __future__ import annotations
@@ -51,9 +52,13 @@ def _make(op_type: str, row: Row) -> type[Op]:
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
-            if x.dtype != np.float32:
-                raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported yet (float32 only)", node.where())
             outer, n, inner = softmax_view(node)
+            if x.dtype == np.float64:
+                ctx.emit("ops/softmax_loops.c.j2", outer=outer, n=n, inner=inner, x=ctx.ptr(x), y=ctx.ptr(y),
+                         ctype="double", exp="exp", log="log", log_softmax=op_type == "LogSoftmax")
+                return
+            if x.dtype != np.float32:
+                raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported (float32 and double only)", node.where())
             ctx.use_kernels("f32-softmax")
             if inner == 1:
                 ctx.emit("ops/softmax.c.j2", kernel=row.rows_kernel, sizes=[outer, n], x=ctx.ptr(x), y=ctx.ptr(y), work=None)

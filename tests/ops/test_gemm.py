@@ -92,3 +92,14 @@ def test_every_tile(tile_target, tmp_path):
     # the `target` fixture covers the 4x32 tile; these targets select the 6x16 and 4x8 ones
     a, b = rand(15, 300), rand(300, 37, seed=1)
     check_model(node_model("MatMul", {"a": a}, ["y"], initializers={"b": b}), {"a": a}, tile_target, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.uint32])
+@pytest.mark.parametrize("a_shape,b_shape", [((5, 7), (7, 3)), ((2, 1, 4, 6), (3, 6, 5)), ((6,), (6, 2))])
+def test_matmul_other_types(dtype, a_shape, b_shape, target, tmp_path):
+    """double and integer products take plain loops (integers wrap as in onnxruntime)."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(a_shape) * 4).astype(dtype) if dtype == np.float64 else rng.integers(0, 9, a_shape).astype(dtype)
+    b = (rng.standard_normal(b_shape) * 4).astype(dtype) if dtype == np.float64 else rng.integers(0, 9, b_shape).astype(dtype)
+    model = node_model("MatMul", {"a": a, "b": b}, ["y"])
+    check_model(model, {"a": a, "b": b}, target, tmp_path, rtol=1e-12, atol=0)

@@ -35,3 +35,10 @@ def test_softmax_large_logits_stable(op, axis, target, tmp_path):
     # exp(x) overflows float32 here unless the max is subtracted first
     x = (rand(3, 8, 6, seed=2) * 30 + np.float32(200)).astype(np.float32)
     check_model(node_model(op, {"x": x}, ["y"], {"axis": axis}), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("shape,axis", [((4, 10), -1), ((2, 3, 5), 1)])
+def test_softmax_double(op, shape, axis, target, tmp_path):
+    x = rand(*shape, dtype=np.float64) * 4
+    check_model(node_model(op, {"x": x}, ["y"], {"axis": axis}), {"x": x}, target, tmp_path, rtol=1e-12, atol=1e-12)
