@@ -38,7 +38,7 @@ class Interpolation:
     nearest_mode: str = "round_prefer_floor"
     cubic_coeff_a: float = -0.75
     exclude_outside: bool = False
-    antialias: bool = False
+    antialias: bool = False  # linear and cubic only: nearest ignores it, as the spec says
     extrapolation_value: float = 0.0
     roi: list[tuple[float, float]] | None = None  # per axis (start, end), tf_crop_and_resize only
 
@@ -175,8 +175,6 @@ def _check(node: Node, how: Interpolation) -> None:
         raise UnsupportedError(f"coordinate_transformation_mode {how.coordinate_mode!r} is not supported", node.where())
     if how.mode == "nearest" and how.nearest_mode not in NEAREST_MODES:
         raise UnsupportedError(f"nearest_mode {how.nearest_mode!r} is not supported", node.where())
-    if how.mode == "nearest" and how.antialias:
-        raise UnsupportedError("antialias applies to linear and cubic modes only", node.where())
     if how.mode != "nearest" and x.dtype not in (np.float32, np.float64):
         raise UnsupportedError(f"{how.mode} resize of {x.dtype.name} is not supported yet", node.where())
     if x.size >= 2**31:
