@@ -86,6 +86,7 @@ class Resize(Op):
         return roi
 
     def infer(self, node: Node):
+        self.roi(node)  # at typing time, so a run-time roi is reported as the operand to freeze
         return [(node.inputs[0].dtype, self.geometry(node)[0])]
 
     def flops(self, node: Node) -> int:
