@@ -134,6 +134,9 @@ def lower_graph(graph: Graph, target: Target) -> Program:
             continue
         if all(v.size == 0 for v in node.outputs):
             continue  # every output is empty: nothing to compute
+        if not op.float16_native and any(v is not None and v.dtype == np.float16 for v in [*node.inputs, *node.outputs]):
+            raise UnsupportedError(f"{node.op_type} computes float16 in float32 through the widen_float16 pass, "
+                                   "which is disabled", node.where())
         ctx.step = Step(node)
         op.lower(node, ctx)
         steps.append(ctx.step)

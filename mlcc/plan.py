@@ -60,6 +60,8 @@ def plan_memory(program: Program) -> MemoryPlan:
         for v in step.reads:
             if id(v) in buffers:
                 buffers[id(v)].last = index
+            elif v.size == 0 and id(v) not in external and not v.is_const:  # from a skipped empty node
+                buffers[id(v)] = Buffer(v, index, index, 0)
         for v in [*step.writes, *step.scratch]:
             if id(v) not in external and not v.is_const and id(v) not in buffers:
                 buffers[id(v)] = Buffer(v, index, index, _aligned(v.nbytes))

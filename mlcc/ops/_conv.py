@@ -53,7 +53,8 @@ class ConvGeometry:
 def check_operands(node: Node, weight_channel_axis: int) -> tuple[int, list[int]]:
     """Validates X and W; returns the group count and the kernel extents."""
     x, w = node.inputs[0], node.inputs[1]
-    if any(v is not None and v.dtype != np.float32 for v in node.inputs):
+    # float16 is computed in float32 (passes/widen_float16)
+    if any(v is not None and v.dtype not in (np.float32, np.float16) for v in node.inputs):
         raise UnsupportedError(f"{node.op_type} on {x.dtype.name} is not supported yet (float32 only)", node.where())
     spatial = len(x.shape) - 2
     if not 1 <= spatial <= KERNEL_DIMS or len(w.shape) != len(x.shape):
