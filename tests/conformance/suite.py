@@ -2,7 +2,7 @@
 
 Applicable: every tensor in the case (graph inputs, outputs, value infos and attribute tensors, subgraphs
 included) is float32, float16, double, int8, uint8, int32, int64 or bool, and no node is random or a training
-op. `run_case` builds a case through `mlcc.onnx_backend` (the same lowering real models use), runs each of
+op (the training domain, or Dropout given a training_mode input: a random mask). `run_case` builds a case through `mlcc.onnx_backend` (the same lowering real models use), runs each of
 its data sets and compares with onnx's own `Runner.assert_similar_outputs` at the case's tolerances.
 """
 
@@ -43,6 +43,8 @@ def _graph_applicable(graph: onnx.GraphProto) -> bool:
             return False
     for node in graph.node:
         if node.op_type in RANDOM_OPS or node.domain == TRAINING_DOMAIN:
+            return False
+        if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
             return False
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type not in APPLICABLE_TYPES:
