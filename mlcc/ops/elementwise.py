@@ -158,7 +158,7 @@ TABLE: dict[str, Row] = {
     "Div": Row("a0 / a1", dtypes=NUMERIC),
     "Pow": Row("pow((double)a0, (double)a1)", dtypes=NUMERIC, flops=8),  # integer bases via double, as onnxruntime
     "Mod": Row(_mod, {"fmod": 0}, dtypes=NUMERIC),
-    "PRelu": Row("a0 < 0 ? a1 * a0 : a0", dtypes=SIGNED),
+    "PRelu": Row("a0 < 0 ? a1 * a0 : a0", dtypes=NUMERIC),
     # variadic
     "Sum": Row(_sum, dtypes=NUMERIC),
     "Mean": Row(_mean),
@@ -199,7 +199,7 @@ TABLE: dict[str, Row] = {
                   dtypes=NUMERIC),
     "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4),
     "HardSigmoid": Row("a0 != a0 ? a0 : fmax(0.0, fmin(1.0, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
-    "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * (1.0 / 6.0) + 0.5))"),
+    "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * 0.1666666716337204 + 0.5))"),  # alpha 1/6 as a float, as onnx
     "Swish": Row("a0 / (1.0 + exp(-{alpha} * a0))", {"alpha": 1.0}, flops=4),
     "Tanh": Row("tanh(a0)", flops=4),
     "Softplus": Row("a0 > 0.0 ? a0 + log1p(exp(-a0)) : log1p(exp(a0))", flops=4),
