@@ -4,7 +4,9 @@ by token, each node's children contiguous) and the generated C only scans the in
 d (1 .. max_skip_count + 1) and each start, it follows tokens start, start + d, ... down the trie, counting
 every node that ends a pool n-gram of min_gram_length .. max_gram_length tokens. Unigrams count with d = 1
 only. Output columns come from ngram_indexes (a later duplicate of an n-gram wins, as in onnx's reference).
-Then TF keeps the counts, IDF writes weights[j] (or 1) where a count is non-zero, TFIDF multiplies by weights.
+Then TF keeps the counts, IDF writes a column's weight (or 1) where its count is non-zero, TFIDF multiplies the
+count by it. weights[i] belongs to the i-th pool n-gram, so to column ngram_indexes[i] (as in the spec and
+onnxruntime; onnx's reference reads weights[column], the same for the usual identity ngram_indexes).
 String pools (pool_strings) are not supported: mlcc has no string tensors.
 """
 
@@ -64,6 +66,32 @@ def flat_trie(ngrams) -> tuple[list[int], list[int], list[int], list[int], int]:
     return tokens, columns, first, end, len(root.children)
 
 
+def column_weights(attrs: dict, width: int) -> np.ndarray | None:
+    """Each output column's weight (the weight of the n-gram counted there), or None without weights."""
+    weights = attrs.get("weights")
+    if weights is None or not len(weights):
+        return None
+    table = np.zeros(width, np.float32)
+    for column, weight in zip(attrs["ngram_indexes"], weights):
+        table[column] = weight
+    return table
+
+
+def count_ngrams(attrs: dict, rows: np.ndarray) -> np.ndarray:
+    """The C scan in numpy: per row, how often each output column's n-gram occurs."""
+    min_n, max_n, skips = attrs["min_gram_length"], attrs["max_gram_length"], attrs["max_skip_count"]
+    columns = dict(pool_ngrams(attrs))
+    counts = np.zeros((len(rows), max(attrs["ngram_indexes"]) + 1), np.float32)
+    for r, row in enumerate(rows.tolist()):
+        for d in range(1, skips + 2 if max_n >= 2 else 2):
+            for start in range(len(row)):
+                for n in range(min_n if d == 1 else max(min_n, 2), max_n + 1):
+                    tokens = tuple(row[start:start + (n - 1) * d + 1:d])
+                    if len(tokens) == n and tokens in columns:
+                        counts[r, columns[tokens]] += 1
+    return counts
+
+
 @register
 class TfIdfVectorizer(Op):
     op_type = "TfIdfVectorizer"
@@ -87,9 +115,21 @@ class TfIdfVectorizer(Op):
             raise UnsupportedError("ngram_indexes must be non-empty and non-negative", node.where())
         width = max(attrs["ngram_indexes"]) + 1
         weights = attrs.get("weights")
-        if weights is not None and len(weights) and len(weights) < width:
-            raise UnsupportedError(f"weights has {len(weights)} entries for {width} output columns", node.where())
+        if weights is not None and len(weights) and len(weights) < len(attrs["ngram_indexes"]):
+            raise UnsupportedError(f"weights has {len(weights)} entries for {len(attrs['ngram_indexes'])} n-grams",
+                                   node.where())
         return [(np.dtype(np.float32), (x.shape[0], width) if len(x.shape) == 2 else (width,))]
+
+    def reference(self, node: Node, inputs):
+        x, attrs = inputs[0], node.attrs
+        counts = count_ngrams(attrs, x.reshape(-1, x.shape[-1] if x.ndim else 1))
+        weights = column_weights(attrs, counts.shape[1])
+        weights = np.ones(counts.shape[1], np.float32) if weights is None else weights
+        if attrs["mode"] == "IDF":
+            counts = np.where(counts > 0, weights, np.float32(0))
+        elif attrs["mode"] == "TFIDF":
+            counts = counts * weights
+        return [counts.reshape(counts.shape if x.ndim == 2 else counts.shape[1:]).astype(np.float32)]
 
     def lower(self, node: Node, ctx) -> None:
         x, y, attrs = node.inputs[0], node.outputs[0], node.attrs
@@ -107,8 +147,7 @@ class TfIdfVectorizer(Op):
                 columns=ctx.static_array("columns", "int32_t", columns, "output column of the n-gram ending there, or -1"),
                 first=ctx.static_array("first_child", "int32_t", first, "children: first .. end - 1"),
                 end=ctx.static_array("end_child", "int32_t", end))
-        weights = attrs.get("weights")
-        weights = np.asarray(weights, np.float32)[:width] if weights is not None and len(weights) else None
+        weights = column_weights(attrs, width)
         weighting = {"TF": None, "IDF": "presence", "TFIDF": "scale" if weights is not None else None}[attrs["mode"]]
         table = None
         if weighting and weights is not None:
