@@ -63,7 +63,7 @@ def _sum(node: Node) -> Body:
 
 def _mean(node: Node) -> Body:
     names = _names(node)
-    return Body(f"({' + '.join(names)}) * {_real_literal(1.0 / len(names))}" if len(names) > 1 else names[0])
+    return Body(f"({' + '.join(names)}) / {_real_literal(len(names))}" if len(names) > 1 else names[0])
 
 
 def _extremum(float_fn: str, int_macro: str) -> Callable[[Node], Body]:
