@@ -62,8 +62,8 @@ def build_forest(node: Node, features: int, dtype) -> Forest:
         raise UnsupportedError(f"the nodes_* attributes must all have {n} entries", where)
     if any(not 0 <= m <= MEMBER for m in modes):
         raise UnsupportedError("nodes_modes holds a mode outside 0..6", where)
-    targets = int(a.get("n_targets") or 0)
     leaf_target = [int(t) for t in a["leaf_targetids"]]
+    targets = int(a.get("n_targets") or max(leaf_target, default=-1) + 1)  # optional: then the leaves tell
     leaf_weight = np.asarray(a["leaf_weights"]).reshape(-1).astype(dtype)
     if len(leaf_weight) != len(leaf_target):
         raise UnsupportedError("leaf_targetids and leaf_weights differ in length", where)
