@@ -123,6 +123,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         dict(ident=names[id(b.value)], c_type=dtypes.c_type(b.value.dtype), offset=b.offset, type=_type(b.value),
              nbytes=b.value.nbytes, first=b.first, last=b.last)
         for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
+        if b.size or any(re.search(rf"\b{names[id(b.value)]}\b", s.code) for s in program.steps)  # empty and unread
     ]
     weights = [dict(ident=names[id(v)], c_type=dtypes.c_type(v.dtype), offset=off, type=_type(v)) for v, off in placed]
 

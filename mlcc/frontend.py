@@ -112,12 +112,7 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     try:
         _import_nodes(g, graph, values, opsets, default_opset)
     except NeedsConstantError as exc:
-        exc.graph_inputs = _graph_inputs_behind(exc.value_name, graph)
-        if exc.graph_inputs == [exc.value_name]:
-            exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
-        elif exc.graph_inputs:
-            exc.message += (f"; it is computed from graph input(s) {', '.join(map(repr, exc.graph_inputs))}: fix their "
-                            "values with --freeze NAME=V0,V1,...")
+        explain_needs_constant(exc, graph)
         raise
 
     for out in g.output:
@@ -128,6 +123,18 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     if not graph.outputs:
         raise ModelLoadError("the graph has no outputs")
     return graph
+
+
+def explain_needs_constant(exc: NeedsConstantError, graph: Graph) -> None:
+    """Name the graph inputs the missing constant is computed from, and how to freeze them."""
+    if exc.graph_inputs:
+        return
+    exc.graph_inputs = _graph_inputs_behind(exc.value_name, graph)
+    if exc.graph_inputs == [exc.value_name]:
+        exc.message += f"; it is a graph input: fix its values with --freeze {exc.value_name}=V0,V1,..."
+    elif exc.graph_inputs:
+        exc.message += (f"; it is computed from graph input(s) {', '.join(map(repr, exc.graph_inputs))}: fix their "
+                        "values with --freeze NAME=V0,V1,...")
 
 
 def _graph_inputs_behind(name: str, graph: Graph) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, targets, toolchain
-from .errors import UsageError
+from .errors import NeedsConstantError, UsageError
 from .report import build_report, op_counts
 
 
@@ -76,7 +76,11 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
             graph.verify()
 
     options.progress("lowering")
-    program = lower.lower_graph(graph, target)
+    try:
+        program = lower.lower_graph(graph, target)
+    except NeedsConstantError as exc:  # an operand only the lowering needs as a constant
+        frontend.explain_needs_constant(exc, graph)
+        raise
     options.progress("planning memory")
     memory = plan.plan_memory(program)
     return Compiled(graph, program, memory, pass_log, ops_before, target, name)

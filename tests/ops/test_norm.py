@@ -116,11 +116,13 @@ def test_layer_norm_unread_statistics_ok(target, tmp_path):
     check_model(model, {"x": x}, target, tmp_path, **TOL)
 
 
-def test_layer_norm_statistics_unsupported(tmp_path):
-    x = rand(2, 6)
-    model = node_model("LayerNormalization", {"x": x}, ["y", "mean"], initializers={"scale": rand(6, seed=8)})
-    with pytest.raises(UnsupportedError, match="Mean"):
-        build_and_run(model, {"x": x}, "host", tmp_path)
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_layer_norm_statistics_through_its_function_body(axis, target, tmp_path):
+    """Naming Mean and InvStdDev (training graphs) expands the op into its ONNX function body."""
+    x = rand(2, 3, 6)
+    scale = rand(*x.shape[axis:], seed=8)
+    model = node_model("LayerNormalization", {"x": x}, ["y", "mean", "inv_std"], {"axis": axis}, initializers={"scale": scale})
+    check_model(model, {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape,attrs", [
