@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, helper, numpy_helper
 
 from .errors import NeedsConstantError, ShapeError, UnsupportedError

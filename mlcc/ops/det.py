@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node

@@ -1,7 +1,6 @@
 """If, Loop and Scan, compiled away at build time (mlcc/control_flow.py), against onnxruntime."""
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from onnx.reference import ReferenceEvaluator
 
-from tests.golden import build_and_run, check_model, node_model, rand
+from tests.golden import check_model, node_model, rand
 
 TOL = dict(rtol=1e-5, atol=1e-6)
 

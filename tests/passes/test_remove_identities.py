@@ -1,7 +1,6 @@
 import numpy as np
 from onnx import TensorProto, helper
 
-from mlcc.verify import reference_outputs
 from tests.golden import check_model
 from tests.passes.util import imported, make, run_pass
 
