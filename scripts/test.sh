@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if ! command -v gcc >/dev/null 2>&1; then  # tests/robustness compile generated C with the system gcc
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gcc libc6-dev
+fi
+
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
