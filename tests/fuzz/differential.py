@@ -103,6 +103,12 @@ def _parse_seeds(text: str) -> range:
 
 
 def _worker(args):
+    try:  # the summary says what failed; onnxruntime's own log lines would only repeat it
+        import onnxruntime
+
+        onnxruntime.set_default_logger_severity(4)
+    except ImportError:
+        pass
     return run_seed(*args)
 
 
