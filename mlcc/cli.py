@@ -27,17 +27,30 @@ class OneLineErrors(click.Group):
             _fail(str(exc))
         except click.exceptions.Abort:
             _fail("interrupted")
+        except click.exceptions.NoArgsIsHelpError as exc:
+            _fail(f"no command given; commands are: {', '.join(self.list_commands(exc.ctx))} (see `{exc.ctx.command_path} --help`)")
         except click.ClickException as exc:
             ctx = getattr(exc, "ctx", None)
             where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             _fail(f"{exc.format_message()}{where}")
         except KeyboardInterrupt:
             _fail("interrupted")
+        except MemoryError:  # a last resort: size limits should refuse such models before they allocate
+            _fail("out of memory")
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            raise click.UsageError(f"{exc.message} Commands are: {', '.join(self.list_commands(ctx))}.", ctx) from None
 
 
 def _fail(message: str):
     click.echo(f"error: {' '.join(str(message).split())}", err=True)
     sys.exit(2)
+
+
+_MAX_DIM = 2**62  # beyond ONNX's int64 dims; the frontend's size limits refuse smaller but too large ones
 
 
 def _parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -50,8 +63,8 @@ def _parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
             shape = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
         except ValueError:
             raise UsageError(f"--shape {text!r}: dims must be whole numbers separated by commas") from None
-        if any(d <= 0 for d in shape):
-            raise UsageError(f"--shape {text!r}: every dim must be positive")
+        if any(not 0 < d <= _MAX_DIM for d in shape):
+            raise UsageError(f"--shape {text!r}: every dim must be a positive whole number up to {_MAX_DIM}")
         shapes[name] = shape
     return shapes
 
@@ -60,8 +73,8 @@ def _parse_dims(values: tuple[str, ...]) -> dict[str, int]:
     dims = {}
     for text in values:
         name, sep, value = text.rpartition("=")
-        if not sep or not name or not value.strip().isdigit() or int(value) <= 0:
-            raise UsageError(f"--dim {text!r}: expected SYMBOL=N with N a positive whole number")
+        if not sep or not name or not value.strip().isdigit() or not 0 < int(value) <= _MAX_DIM:
+            raise UsageError(f"--dim {text!r}: expected SYMBOL=N with N a positive whole number up to {_MAX_DIM}")
         dims[name] = int(value)
     return dims
 

@@ -17,11 +17,13 @@ import onnx
 from onnx import helper, numpy_helper
 
 from . import control_flow, dtypes, functions, ops
-from .errors import ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
+from .errors import MlccError, ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
 
 MIN_OPSET = 1
 MAX_TENSOR_BYTES = 4 << 30  # one tensor larger than this is refused before anything is allocated
+MAX_ARENA_BYTES = 4 << 30  # so is a memory plan larger than this (checked before any file is written)
+MAX_FOLDED_BYTES = 1 << 30  # and folding that grows constants by more than this in total, before it runs
 _INFER_DATA_LIMIT = 1 << 16  # constants up to this many elements are shown to onnx's shape inference
 
 
@@ -47,8 +49,8 @@ def load_model(path: str | os.PathLike) -> onnx.ModelProto:
     try:
         onnx.checker.check_model(model)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelLoadError(f"invalid ONNX model: {first}", str(path)) from None
+        text = " ".join(str(exc).split())[:400] or type(exc).__name__  # the checker's node dumps span lines
+        raise ModelLoadError(f"invalid ONNX model: {text}", str(path)) from None
     if model.functions:
         from onnx import inliner
 
@@ -115,13 +117,16 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
         explain_needs_constant(exc, graph)
         raise
 
+    where = f"graph {g.name!r}"
     for out in g.output:
         if out.name not in values:
-            raise ModelLoadError(f"graph output {out.name!r} is never produced")
+            raise ModelLoadError(f"graph output {out.name!r} is never produced", where)
+        if out.name in graph.output_names:
+            raise ModelLoadError(f"graph output {out.name!r} is listed twice", where)
         graph.outputs.append(values[out.name])
         graph.output_names.append(out.name)
     if not graph.outputs:
-        raise ModelLoadError("the graph has no outputs")
+        raise ModelLoadError("the graph has no outputs", where)
     return graph
 
 
@@ -161,6 +166,7 @@ def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], op
     # A stack of (NodeProto, opsets) and control_flow.Continuation items: expansions go on top.
     pending: list = [(proto, opsets) for proto in reversed(g.node)]
     expansions = 0
+    folded = [0]  # bytes of constants folded so far, against MAX_FOLDED_BYTES
     control = control_flow.expanders()
     while pending:
         item = pending.pop()
@@ -184,7 +190,7 @@ def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], op
             continue
         inputs = [values[name] if name else None for name in proto.input]
         node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
-        _type_node(node, op, proto, list(proto.output), where)
+        _type_node(node, op, proto, list(proto.output), where, folded)
         for v in node.outputs:
             values[v.name] = v
         graph.nodes.append(node)
@@ -267,6 +273,8 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
     for axis, d in enumerate(declared):
         if d.HasField("dim_value") and d.dim_value >= 0:
             shape.append(d.dim_value)
+        elif d.HasField("dim_value"):
+            raise ShapeError(f"dim {axis} is negative ({d.dim_value}); give --shape {info.name}=D0,D1,...", where)
         elif d.HasField("dim_param") and d.dim_param in overrides.dims:
             shape.append(overrides.dims[d.dim_param])
         elif d.HasField("dim_param") and d.dim_param:
@@ -277,7 +285,8 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
 
 
 # --- typing -------------------------------------------------------------------------------------
-def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[str], where: str) -> None:
+def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[str], where: str,
+               folded: list[int] | None = None) -> None:
     present = [v for v in node.inputs if v is not None]
     node.outputs = [Value(n, np.dtype("float32"), ()) for n in out_names]  # placeholders until typed
     types = op.infer(node)
@@ -292,7 +301,18 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
     valued = [v for i, v in enumerate(node.inputs) if v is not None and i not in op.type_only_operands]
     foldable = op.always_folded or (bool(present) and all(v.is_const for v in valued))
     if foldable:
-        results = op.reference(node, [None if v is None else v.data for v in node.inputs])
+        if types is not None and folded is not None:  # count what folding adds beyond its inputs and attributes
+            folded[0] += max(0, sum(v.nbytes for v in node.outputs) - sum(v.nbytes for v in present) - proto.ByteSize())
+            if folded[0] > MAX_FOLDED_BYTES:
+                raise ShapeError(f"folding it to a constant would bring the build-time constants to {folded[0]} bytes, "
+                                 f"over the {MAX_FOLDED_BYTES} limit", where)
+        try:
+            results = op.reference(node, [None if v is None else v.data for v in node.inputs])
+        except MlccError:
+            raise
+        except Exception as exc:  # the reference refuses inputs the model should not have given it
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise ShapeError(f"cannot evaluate it at build time: {type(exc).__name__}: {first}", where) from None
         for v, data in zip(node.outputs, results):
             data = np.asarray(data, order="C")  # keeps 0-d scalars 0-d, unlike ascontiguousarray
             v.dtype, v.shape, v.data = data.dtype, tuple(data.shape), data

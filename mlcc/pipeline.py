@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, targets, toolchain
-from .errors import NeedsConstantError, UsageError
+from .errors import NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 
 
@@ -83,6 +83,10 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         raise
     options.progress("planning memory")
     memory = plan.plan_memory(program)
+    if memory.arena_bytes > frontend.MAX_ARENA_BYTES:
+        raise ShapeError(f"the memory plan needs an arena of {memory.arena_bytes} bytes, over the "
+                         f"{frontend.MAX_ARENA_BYTES} limit (largest at step {memory.peak_step}: "
+                         f"{', '.join(map(repr, memory.peak_values[:3]))})", f"model {name!r}")
     return Compiled(graph, program, memory, pass_log, ops_before, target, name)
 
 

@@ -5,6 +5,7 @@ from onnx's inference; ours is only the check that the input fixing the new shap
 
 from __future__ import annotations
 
+from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register_family
 from ._copy import const_ints, emit_memcpy
@@ -31,6 +32,9 @@ def _make(op_type: str, row) -> type[Op]:
             return None  # onnx's inference, given that constant
 
         def lower(self, node: Node, ctx) -> None:
+            if node.outputs[0].size != node.inputs[0].size:  # onnx's inference does not check this
+                raise ShapeError(f"cannot reshape {node.inputs[0].size} elements {list(node.inputs[0].shape)} into "
+                                 f"{node.outputs[0].size} {list(node.outputs[0].shape)}", node.where())
             emit_memcpy(ctx, node.outputs[0], node.inputs[0])
 
     ReshapeLike.op_type = op_type
