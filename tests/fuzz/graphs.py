@@ -283,6 +283,7 @@ def _pool_attrs(b: Builder, k: int) -> dict:
         # onnxruntime computes negative SAME pads (and fails) when a stride exceeds the kernel
         same = all(s <= k for s, k in zip(strides, kernel))
         attrs["auto_pad"] = str(_pick(b.rng, ["SAME_UPPER", "SAME_LOWER", "VALID"] if same else ["VALID"]))
+        attrs["ceil_mode"] = 0  # onnx 1.x shape inference rounds auto_pad outputs up where onnxruntime does not
     else:
         attrs["pads"] = [int(b.rng.integers(0, kernel[i % k])) for i in range(2 * k)]  # pad < kernel
     return attrs
