@@ -1,6 +1,6 @@
 """Differential testing: random valid ONNX graphs built and run with mlcc, compared with onnxruntime.
 
-    python -m tests.fuzz.differential --seeds 0:1000 [-t host|wasm32] [-j 2] [--keep DIR]
+    python -m tests.fuzz.differential --seeds 0:1000 [-t host|wasm32] [-j 2] [-O 0..3] [--keep DIR]
 
 Each seed gives one graph (tests/fuzz/graphs.py). Outcomes:
   ok               every output matches onnxruntime within RTOL/ATOL (|got - expected| <= ATOL + RTOL * |expected|)
@@ -48,7 +48,7 @@ class Outcome:
     seconds: float = 0.0
 
 
-def run_seed(seed: int, target: str = "host", keep: str | None = None) -> Outcome:
+def run_seed(seed: int, target: str = "host", keep: str | None = None, opt_level: int = 2) -> Outcome:
     """Generate the graph of `seed`, run it on onnxruntime and on mlcc for `target`, and compare."""
     started = time.perf_counter()
     model, feeds = random_model(seed)
@@ -59,17 +59,17 @@ def run_seed(seed: int, target: str = "host", keep: str | None = None) -> Outcom
     except Exception as exc:
         outcome.status, outcome.detail = "reference-error", _one_line(exc)
     else:
-        outcome.status, outcome.detail = _run_mlcc(model, feeds, names, expected, target)
+        outcome.status, outcome.detail = _run_mlcc(model, feeds, names, expected, target, opt_level)
     outcome.seconds = time.perf_counter() - started
     if keep and outcome.status != "ok":
         _save(Path(keep), seed, model, feeds, outcome, target)
     return outcome
 
 
-def _run_mlcc(model, feeds, names, expected, target) -> tuple[str, str]:
+def _run_mlcc(model, feeds, names, expected, target, opt_level) -> tuple[str, str]:
     with tempfile.TemporaryDirectory(prefix="mlcc-fuzz-") as tmp:
         try:
-            got, _ = build_and_run(model, feeds, target, Path(tmp))
+            got, _ = build_and_run(model, feeds, target, Path(tmp), opt_level=opt_level)
         except MlccError as exc:
             return "build-error", f"{type(exc).__name__}: {_one_line(exc)}"
         except Exception:
@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0:100", help="START:STOP (STOP excluded) or one seed")
     parser.add_argument("-t", "--target", default="host")
     parser.add_argument("-j", "--jobs", type=int, default=1)
+    parser.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(4), help="mlcc optimisation level")
     parser.add_argument("--keep", help="save failing models, inputs and reasons in this folder")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every seed, not only failures")
     args = parser.parse_args(argv)
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     counts = dict.fromkeys(STATUSES, 0)
     failures: list[Outcome] = []
-    jobs = [(seed, args.target, args.keep) for seed in seeds]
+    jobs = [(seed, args.target, args.keep, args.opt_level) for seed in seeds]
     with ProcessPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
         for outcome in pool.map(_worker, jobs, chunksize=1):
             counts[outcome.status] += 1
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"seed {outcome.seed}: {outcome.status} [{outcome.ops}] {outcome.detail}", flush=True)
 
     elapsed = time.perf_counter() - started
-    print(f"\n{len(seeds)} graphs on {args.target} in {elapsed:.0f} s (rtol {RTOL:g}, atol {ATOL:g}): "
+    print(f"\n{len(seeds)} graphs on {args.target} at -O{args.opt_level} in {elapsed:.0f} s (rtol {RTOL:g}, atol {ATOL:g}): "
           + ", ".join(f"{counts[s]} {s}" for s in STATUSES))
     for status in STATUSES[1:]:
         seeds_with = [o.seed for o in failures if o.status == status]
