@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 from onnx import AttributeProto, GraphProto, NodeProto, helper, numpy_helper
 
+from . import dtypes
 from .errors import NeedsConstantError, ShapeError, UnsupportedError
 
 SYNTHETIC_OPSETS = {"": 17}  # the opset of the helper nodes written here (Unsqueeze/Concat/Where/...)
@@ -58,7 +59,7 @@ def inline(graph: GraphProto, prefix: str, bound: dict[str, str], opsets: dict) 
         for out in node.output:
             if out:
                 renames[out] = prefix + out
-    items = [_constant(renames[init.name], numpy_helper.to_array(init)) for init in graph.initializer]
+    items = [_constant(renames[init.name], dtypes.tensor_array(init, f"subgraph initializer {init.name!r}")) for init in graph.initializer]
     items += [(_renamed(node, renames, prefix), opsets) for node in graph.node]
     return items, [renames.get(o.name, o.name) for o in graph.output]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from .errors import UnsupportedError
+from .errors import ModelLoadError, UnsupportedError
 
 # numpy name -> (ONNX elem type, C type)
 _TABLE = {
@@ -43,3 +43,14 @@ def c_type(dtype: np.dtype) -> str:
 
 def is_supported(dtype: np.dtype) -> bool:
     return np.dtype(dtype).name in _TABLE
+
+
+def tensor_array(tensor, where: str) -> np.ndarray:
+    """A TensorProto's data as numpy; a tensor whose bytes do not match its type and dims is a load error."""
+    from onnx import numpy_helper
+
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:  # onnx raises ValueError, KeyError, TypeError on mangled tensors
+        raise ModelLoadError(f"unreadable tensor data ({type(exc).__name__}: its bytes do not match its type and "
+                             "dims)", where) from None

@@ -95,7 +95,7 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     graph = Graph(name)
     values: dict[str, Value] = {}
     for init in g.initializer:
-        data = numpy_helper.to_array(init)
+        data = dtypes.tensor_array(init, f"initializer {init.name!r}")
         if not dtypes.is_supported(data.dtype):
             raise UnsupportedError(f"element type {data.dtype} is not supported", f"initializer {init.name!r}")
         values[init.name] = Value(init.name, data.dtype, tuple(data.shape), np.asarray(data, order="C"))

@@ -20,6 +20,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from .. import dtypes
 from ..errors import UnsupportedError
 from ..ir import Node
 
@@ -57,7 +58,7 @@ class Op:
                 if isinstance(value, bytes):
                     value = value.decode("utf-8", "replace")
                 elif isinstance(value, onnx.TensorProto):
-                    value = numpy_helper.to_array(value)
+                    value = dtypes.tensor_array(value, f"{where}: attribute {name!r}")
                 elif isinstance(value, list) and value and isinstance(value[0], bytes):
                     value = [v.decode("utf-8", "replace") for v in value]
                 parsed[name] = value

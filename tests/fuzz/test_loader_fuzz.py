@@ -26,11 +26,9 @@ _first, _last = os.environ.get("MLCC_LOADER_FUZZ_SEEDS", "0:100").split(":")  # 
 SEEDS = range(int(_first), int(_last))
 TIME_LIMIT = 10  # seconds per build, compile included
 
-# Findings not yet fixed (in core files this suite does not own): strict, so a fix shows up as XPASS.
-UNREADABLE_TENSOR = ("numpy_helper.to_array is called unguarded (frontend.import_model on initializers, ops.parse_attrs "
-                     "on tensor attributes): raw_data longer than data_type and dims say (ValueError) or an unknown "
-                     "data_type (KeyError) gives a traceback instead of a one-line ModelLoadError")
-KNOWN = dict.fromkeys([30, 54, 61], UNREADABLE_TENSOR)
+# Findings not yet fixed, by seed (strict xfail, so a fix shows up as XPASS). Seeds 30, 54 and 61 (mangled
+# tensor bytes gave a traceback) were fixed by dtypes.tensor_array.
+KNOWN: dict[int, str] = {}
 
 
 # --- byte mutations -----------------------------------------------------------------------------
