@@ -62,27 +62,37 @@ def _any(rng, items):
     return items[rng.integers(len(items))] if items else None
 
 
+def _input_dim(rng, model):
+    info = _any(rng, model.graph.input)
+    return _any(rng, info.type.tensor_type.shape.dim) if info is not None else None
+
+
 def bad_input_dim(rng, model):
-    dims = _any(rng, model.graph.input).type.tensor_type.shape.dim
-    dim = _any(rng, dims)
+    dim = _input_dim(rng, model)
     if dim is not None:
         dim.dim_value = int(_any(rng, [0, -1, -7, 2**31, 2**40, 2**62]))
 
 
 def symbolic_input_dim(rng, model):
-    dim = _any(rng, _any(rng, model.graph.input).type.tensor_type.shape.dim)
+    dim = _input_dim(rng, model)
     if dim is not None:
         dim.dim_param = _any(rng, ["N", "", "batch size", "é"])
 
 
 def wrong_input_dtype(rng, model):
-    _any(rng, model.graph.input).type.tensor_type.elem_type = int(_any(rng, [
+    info = _any(rng, model.graph.input)
+    if info is None:
+        return
+    info.type.tensor_type.elem_type = int(_any(rng, [
         TensorProto.UNDEFINED, TensorProto.INT64, TensorProto.STRING, TensorProto.BOOL, TensorProto.FLOAT16,
         TensorProto.COMPLEX64, TensorProto.DOUBLE, TensorProto.UINT8, 99]))
 
 
 def wrong_output_dtype(rng, model):
-    _any(rng, model.graph.output).type.tensor_type.elem_type = int(_any(rng, [TensorProto.INT32, TensorProto.STRING, 77]))
+    info = _any(rng, model.graph.output)
+    if info is None:
+        return
+    info.type.tensor_type.elem_type = int(_any(rng, [TensorProto.INT32, TensorProto.STRING, 77]))
 
 
 def wrong_initializer_dtype(rng, model):
@@ -102,7 +112,10 @@ def bad_initializer_dims(rng, model):
 def truncated_initializer(rng, model):
     init = _any(rng, model.graph.initializer)
     if init is not None:
-        data = onnx.numpy_helper.to_array(init).tobytes()
+        try:
+            data = onnx.numpy_helper.to_array(init).tobytes()
+        except Exception:  # already mangled by an earlier mutation
+            data = bytes(init.raw_data)
         init.ClearField("float_data"), init.ClearField("int64_data")
         init.raw_data = data[: int(rng.integers(0, max(len(data), 1)))]
 
@@ -118,21 +131,31 @@ def initializer_as_constant(rng, model):
     model.graph.node.insert(0, onnx.helper.make_node("Constant", [], [init.name], value=init))
 
 
+def _node_with_inputs(rng, model):
+    return _any(rng, [node for node in model.graph.node if node.input])
+
+
 def dangling_input(rng, model):
-    node = _any(rng, model.graph.node)
-    node.input[int(rng.integers(len(node.input)))] = "nowhere"
+    node = _node_with_inputs(rng, model)
+    if node is not None:
+        node.input[int(rng.integers(len(node.input)))] = "nowhere"
 
 
 def self_loop(rng, model):
-    node = _any(rng, model.graph.node)
-    node.input[0] = node.output[0]
+    node = _node_with_inputs(rng, model)
+    if node is not None:
+        node.input[0] = node.output[0]
 
 
 def duplicated_output(rng, model):
-    model.graph.output.append(model.graph.output[int(rng.integers(len(model.graph.output)))])
+    info = _any(rng, model.graph.output)
+    if info is not None:
+        model.graph.output.append(info)
 
 
 def duplicated_node_output(rng, model):
+    if not model.graph.node:
+        return
     if len(model.graph.node) > 1:
         model.graph.node[-1].output[0] = model.graph.node[0].output[0]
     else:
@@ -140,7 +163,8 @@ def duplicated_node_output(rng, model):
 
 
 def dropped_graph_input(rng, model):
-    del model.graph.input[int(rng.integers(len(model.graph.input)))]
+    if model.graph.input:
+        del model.graph.input[int(rng.integers(len(model.graph.input)))]
 
 
 def dropped_output(rng, model):
@@ -148,7 +172,10 @@ def dropped_output(rng, model):
 
 
 def unknown_op(rng, model):
-    _any(rng, model.graph.node).op_type = _any(rng, ["NoSuchOp", "", "conv", "Relu\x00"])
+    node = _any(rng, model.graph.node)
+    if node is None:
+        return
+    node.op_type = _any(rng, ["NoSuchOp", "", "conv", "Relu\x00"])
 
 
 def bad_opset(rng, model):
@@ -159,6 +186,8 @@ def bad_opset(rng, model):
 
 def bad_attribute(rng, model):
     node = _any(rng, model.graph.node)
+    if node is None:
+        return
     if node.attribute and rng.random() < 0.5:
         attr = _any(rng, node.attribute)
         if attr.ints:
@@ -175,7 +204,8 @@ def bad_attribute(rng, model):
 
 
 def removed_node(rng, model):
-    del model.graph.node[int(rng.integers(len(model.graph.node)))]
+    if model.graph.node:
+        del model.graph.node[int(rng.integers(len(model.graph.node)))]
 
 
 def swapped_nodes(rng, model):
