@@ -130,6 +130,8 @@ def const_ints(node: Node, index: int, what: str) -> list[int] | None:
     if not value.is_const:
         raise NeedsConstantError(f"its {what} input {value.name!r} is computed at run time; mlcc needs it known at "
                                  "build time (a constant, or computed from shapes only)", node.where(), value.name)
+    if np.dtype(value.dtype).kind not in "iu":
+        raise ShapeError(f"its {what} input {value.name!r} is {value.dtype.name}; it must hold integers", node.where())
     return [int(x) for x in np.asarray(value.data).reshape(-1)]
 
 
