@@ -130,9 +130,11 @@ def const_ints(node: Node, index: int, what: str) -> list[int] | None:
     if not value.is_const:
         raise NeedsConstantError(f"its {what} input {value.name!r} is computed at run time; mlcc needs it known at "
                                  "build time (a constant, or computed from shapes only)", node.where(), value.name)
-    if np.dtype(value.dtype).kind not in "iu":
-        raise ShapeError(f"its {what} input {value.name!r} is {value.dtype.name}; it must hold integers", node.where())
-    return [int(x) for x in np.asarray(value.data).reshape(-1)]
+    data = np.asarray(value.data).reshape(-1)
+    if data.dtype.kind == "f" and not np.isfinite(data).all():
+        raise ShapeError(f"its {what} input {value.name!r} holds {data[~np.isfinite(data)][0]}; it must hold whole "
+                         "numbers", node.where())
+    return [int(x) for x in data]
 
 
 def emit_regions(ctx, dst: Value, src: Value | None, regions: list[tuple[Region, str]],

@@ -144,6 +144,16 @@ def _bit_shift(node: Node) -> Body:
     raise UnsupportedError(f"direction={direction!r}", node.where())
 
 
+def _abs(node: Node) -> Body:
+    return Body("a0" if node.inputs[0].dtype.kind == "u" else "a0 < 0 ? -a0 : a0")  # unsigned: no sign to drop
+
+
+def _sign(node: Node) -> Body:
+    if node.inputs[0].dtype.kind == "u":
+        return Body("a0 > 0")
+    return Body("a0 > 0 ? 1 : (a0 < 0 ? -1 : a0)")  # NaN stays NaN
+
+
 def _is_inf(node: Node) -> Body:
     tests = [test for flag, test in (("detect_positive", "a0 == INFINITY"), ("detect_negative", "a0 == -INFINITY"))
              if node.attrs[flag]]
@@ -169,8 +179,8 @@ TABLE: dict[str, Row] = {
     "Exp": Row("exp(a0)"),
     "Log": Row("log(a0)"),
     "Neg": Row("-a0", dtypes=SIGNED),
-    "Abs": Row("a0 < 0 ? -a0 : a0", dtypes=NUMERIC),
-    "Sign": Row("a0 > 0 ? 1 : (a0 < 0 ? -1 : a0)", dtypes=NUMERIC),  # NaN stays NaN
+    "Abs": Row(_abs, dtypes=NUMERIC),
+    "Sign": Row(_sign, dtypes=NUMERIC),
     "Reciprocal": Row("1.0 / a0"),
     "Floor": Row("floor(a0)"),
     "Ceil": Row("ceil(a0)"),

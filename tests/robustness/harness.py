@@ -226,3 +226,19 @@ def assert_matches_onnxruntime(case: Case, feeds: dict, got: dict, label: str) -
     for name, value in got.items():
         result = compare(value, expected[name], case.rtol, case.atol)
         assert result.ok, f"{label}: {name}: max abs err {result.max_abs:.3g}, max rel err {result.max_rel:.3g}"
+
+
+SANITIZE = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+
+
+def sanitized_outputs(model: onnx.ModelProto, feeds: dict, folder: Path) -> tuple[dict, dict]:
+    """Outputs of `model` built with a guard plan and run under ASan+UBSan with the arena guard; fails the
+    test on any sanitizer report or guard hit. Used by tests/golden.py when MLCC_GOLDEN_SANITIZE=1."""
+    case = Case(model, feeds)
+    out, report, plan = build_case(case, folder, guard_plan=True)
+    exe = folder / "driver_asan"
+    compile_c(out, report, "driver.c", exe, SANITIZE)
+    proc, got = run_driver(exe, report, plan, case, folder)
+    assert "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, proc.stderr[-6000:]
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return got, report

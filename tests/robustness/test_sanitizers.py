@@ -16,9 +16,7 @@ MemoryPlan.verify and by the outputs still matching onnxruntime under it (test_s
 
 import pytest
 
-from tests.robustness.harness import CASES, assert_matches_onnxruntime, build_case, compile_c, run_driver
-
-SANITIZE = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+from tests.robustness.harness import CASES, SANITIZE, assert_matches_onnxruntime, build_case, compile_c, run_driver
 
 
 @pytest.mark.parametrize("case_name", sorted(CASES))
