@@ -47,11 +47,9 @@ class MlccRep(BackendRep):
         else:
             arrays = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             feeds = {name: np.asarray(a) for name, a in zip(self.input_names, arrays)}
-        frozen = {name: feeds[name] for name in self.frozen_names}
-        loaded = self._compile(frozen)
-        while loaded is None:  # a newly frozen input uncovered another one
-            frozen = {name: feeds[name] for name in self.frozen_names}
-            loaded = self._compile(frozen)
+        loaded = None
+        while loaded is None:  # None: the compiler asked for one more input to freeze
+            loaded = self._compile({name: feeds[name] for name in self.frozen_names})
         results = loaded.run({spec["name"]: feeds[spec["name"]] for spec in loaded.inputs})
         return tuple(results[name] for name in self.output_names)
 

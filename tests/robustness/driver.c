@@ -15,6 +15,9 @@
 
 #include DRIVER_MODEL_HEADER
 
+#define DRIVER_NAME "driver"
+#include "driver_io.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
@@ -27,30 +30,6 @@
 #define CANARY 0xA5u
 #define MAX_TENSORS 64
 #define MAX_GUARDS 4096
-
-static void fail(const char *what, const char *detail)
-{
-    fprintf(stderr, "driver: %s %s\n", what, detail);
-    exit(2);
-}
-
-static void *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    void *data;
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) fail("cannot read", path);
-    data = malloc(n > 0 ? (size_t)n : 1u);
-    if (data == NULL || fread(data, 1, (size_t)n, f) != (size_t)n) fail("cannot read", path);
-    fclose(f);
-    return data;
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, n, f) != n || fclose(f) != 0) fail("cannot write", path);
-}
 
 int main(int argc, char **argv)
 {
