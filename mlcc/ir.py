@@ -121,6 +121,9 @@ class Graph:
 
 
 def _format_attr(value: Any) -> str:
+    if isinstance(value, Node):  # a fused node's member
+        ins = ",".join("_" if v is None else f"%{v.name}" for v in value.inputs)
+        return f"{value.op_type}({ins})"
     if isinstance(value, np.ndarray):
         return f"tensor<{value.dtype.name}[{','.join(map(str, value.shape))}]>"
     if isinstance(value, float):

@@ -47,6 +47,8 @@ class Op:
     float16_native: ClassVar[bool] = False  # handles float16 itself (else passes/widen_float16 widens it)
     shape_operands: ClassVar[tuple[int, ...]] = ()  # of those, the inputs that are shape parameters (Range's all)
     type_only_operands: ClassVar[tuple[int, ...]] = ()  # inputs read for their type only (CastLike's): folding needs no values
+    # takes a fused epilogue (passes/fuse_epilogues): the index of its residual input, else None
+    epilogue_input: ClassVar[int | None] = None
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
@@ -88,6 +90,16 @@ class Op:
 
     def prefers_function(self, proto: onnx.NodeProto, opset: int) -> bool:
         """True for forms this op leaves to its ONNX function body (mlcc.functions), e.g. rare extra outputs."""
+        return False
+
+    def fused_activation(self, node: Node) -> tuple[str, float, float] | None:
+        """For activations a GEMM or convolution can apply in its epilogue: (kind, a, b) as in
+        runtime_c/include/mlcc/activation.h (e.g. ("clip", 0.0, 6.0)), else None."""
+        return None
+
+    def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
+        """For epilogue ops: fold a constant added to the output into the node's own bias; False if its
+        broadcast does not fit (e.g. not per output channel)."""
         return False
 
     def forwards_input(self, node: Node) -> bool:

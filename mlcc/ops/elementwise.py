@@ -46,6 +46,9 @@ class Row:
     flops: int = 1  # per output element
     domain: str = ""
     moves_bits: bool = False  # only selects values: float16 bits pass through as they are
+    # as a fused GEMM/conv epilogue (runtime_c/include/mlcc/activation.h): the kind, or a function of the
+    # node giving (kind, a, b) or None when this node's form does not fit
+    activation: str | Callable[[Node], tuple[str, float, float] | None] = ""
 
 
 # --- rows that depend on the node -----------------------------------------------------------------
@@ -114,6 +117,22 @@ def _clip(node: Node) -> Body:
     if is_float and bounds:  # fmax/fmin would replace a NaN by the bound
         expr = f"a0 != a0 ? a0 : {expr}"
     return Body(expr)
+
+
+def _clip_activation(node: Node) -> tuple[str, float, float] | None:
+    """Clip with constant (or absent) bounds, as the epilogue's clamp."""
+    bounds = []
+    for i, attr, default in ((1, "min", -math.inf), (2, "max", math.inf)):
+        bound = node.input(i)
+        if bound is not None and not bound.is_const:
+            return None
+        if bound is not None:
+            bounds.append(float(bound.data.reshape(-1)[0]))
+        elif node.opset < 11 and node.attrs.get(attr) is not None:
+            bounds.append(float(node.attrs[attr]))
+        else:
+            bounds.append(default)
+    return ("clip", *bounds)
 
 
 def _mod(node: Node) -> Body:
@@ -198,8 +217,9 @@ TABLE: dict[str, Row] = {
     "Acosh": Row("acosh(a0)", flops=8),
     "Atanh": Row("atanh(a0)", flops=8),
     # activations
-    "Relu": Row("a0 < 0 ? 0 : a0", dtypes=SIGNED),  # NaN passes through
-    "LeakyRelu": Row("a0 >= 0.0 ? a0 : {alpha} * a0", {"alpha": 0.01}),
+    "Relu": Row("a0 < 0 ? 0 : a0", dtypes=SIGNED, activation="relu"),  # NaN passes through
+    "LeakyRelu": Row("a0 >= 0.0 ? a0 : {alpha} * a0", {"alpha": 0.01},
+                     activation=lambda node: ("leaky_relu", node.attrs["alpha"], 0.0)),
     "Elu": Row("a0 > 0.0 ? a0 : {alpha} * expm1(a0)", {"alpha": 1.0}),
     "Celu": Row("a0 > 0.0 ? a0 : {alpha} * expm1(a0 / {alpha})", {"alpha": 1.0}),
     "Selu": Row("a0 > 0.0 ? {gamma} * a0 : {gamma} * {alpha} * expm1(a0)",
@@ -207,16 +227,18 @@ TABLE: dict[str, Row] = {
     "ThresholdedRelu": Row("a0 > {alpha} ? a0 : 0.0", {"alpha": 1.0}),
     "Shrink": Row("a0 < -{lambd} ? a0 + {bias} : (a0 > {lambd} ? a0 - {bias} : 0)", {"bias": 0.0, "lambd": 0.5},
                   dtypes=NUMERIC),
-    "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4),
-    "HardSigmoid": Row("a0 != a0 ? a0 : fmax(0.0, fmin(1.0, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5}),
-    "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * 0.1666666716337204 + 0.5))"),  # alpha 1/6 as a float, as onnx
+    "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4, activation="sigmoid"),
+    "HardSigmoid": Row("a0 != a0 ? a0 : fmax(0.0, fmin(1.0, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5},
+                       activation=lambda node: ("hard_sigmoid", node.attrs["alpha"], node.attrs["beta"])),
+    "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * 0.1666666716337204 + 0.5))", activation="hard_swish"),  # alpha 1/6 as a float, as onnx
     "Swish": Row("a0 / (1.0 + exp(-{alpha} * a0))", {"alpha": 1.0}, flops=4),
-    "Tanh": Row("tanh(a0)", flops=4),
+    "Tanh": Row("tanh(a0)", flops=4, activation="tanh"),
     "Softplus": Row("a0 > 0.0 ? a0 + log1p(exp(-a0)) : log1p(exp(a0))", flops=4),
     "Softsign": Row("a0 / (1.0 + fabs(a0))", flops=3),
     "Mish": Row("a0 * tanh(log1p(exp(a0)))", flops=8),
-    "Gelu": Row(_gelu, {"approximate": "none"}, flops=8),
-    "Clip": Row(_clip, {"min": None, "max": None}, dtypes=NUMERIC),
+    "Gelu": Row(_gelu, {"approximate": "none"}, flops=8,
+                activation=lambda node: ({"none": "gelu_erf", "tanh": "gelu_tanh"}.get(node.attrs["approximate"]), 0.0, 0.0)),
+    "Clip": Row(_clip, {"min": None, "max": None}, dtypes=NUMERIC, activation=_clip_activation),
     # comparison and logic (bool results)
     "Equal": Row("a0 == a1", dtypes=ANY),
     "Less": Row("a0 < a1", dtypes=NUMERIC),
@@ -310,6 +332,18 @@ def _make(op_type: str, row: Row) -> type[Op]:
 
         def flops(self, node: Node) -> int:
             return row.flops * node.outputs[0].size
+
+        def fusable(self, node: Node) -> bool:
+            """Can this node join a fused loop (passes/fuse_elementwise): its body() is what lower() uses."""
+            operands = [v for v in node.inputs if v is not None]
+            return (operands[0].dtype.name in row.dtypes
+                    and not any(v.dtype == np.float16 for v in [*operands, *node.outputs]))
+
+        def fused_activation(self, node: Node) -> tuple[str, float, float] | None:
+            if not row.activation or node.outputs[0].dtype != np.float32:
+                return None
+            found = row.activation(node) if callable(row.activation) else (row.activation, 0.0, 0.0)
+            return found if found is not None and found[0] else None
 
     ElementwiseOp.op_type = op_type
     ElementwiseOp.__name__ = ElementwiseOp.__qualname__ = op_type

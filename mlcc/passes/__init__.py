@@ -14,8 +14,8 @@ from ..ir import Graph
 PIPELINES: dict[int, list[str]] = {
     0: ["fold_constants", "eliminate_dead_code", "widen_float16"],
     1: ["fold_constants", "remove_identities", "eliminate_dead_code", "widen_float16"],
-    2: ["fold_constants", "remove_identities", "eliminate_dead_code", "widen_float16"],
-    3: ["fold_constants", "remove_identities", "eliminate_dead_code", "widen_float16"],
+    2: ["fold_constants", "remove_identities", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
+    3: ["fold_constants", "remove_identities", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }
 
 
