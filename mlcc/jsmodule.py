@@ -1,0 +1,77 @@
+"""NAME.mjs for wasm32 builds: an ES module that loads NAME.wasm (browsers and Node alike) and runs it.
+
+The memory layout run() uses is computed here, the same as mlcc/runners/wasm.py's: pointer tables, inputs,
+outputs, then the arena, each 64-byte aligned, from the first aligned address past __heap_base.
+"""
+
+from __future__ import annotations
+
+import json
+from math import prod
+from pathlib import Path
+
+from . import __version__
+from .render import render
+
+ALIGN = 64
+
+# element type -> typed array class (float16 as raw IEEE half bits; bool as 0/1 bytes)
+_ARRAY_TYPE = {
+    "float32": "Float32Array", "float64": "Float64Array", "float16": "Uint16Array",
+    "int8": "Int8Array", "int16": "Int16Array", "int32": "Int32Array", "int64": "BigInt64Array",
+    "uint8": "Uint8Array", "uint16": "Uint16Array", "uint32": "Uint32Array", "uint64": "BigUint64Array",
+    "bool": "Uint8Array",
+}
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def memory_layout(inputs: list[dict], outputs: list[dict], arena_bytes: int) -> dict:
+    """Byte offsets from the aligned heap base; tensors are report.json entries (name, dtype, shape)."""
+    cursor = 0
+    input_table, cursor = cursor, _align(cursor + 4 * max(len(inputs), 1))
+    output_table, cursor = cursor, _align(cursor + 4 * max(len(outputs), 1))
+    offsets = {}
+    for kind, tensors in (("inputs", inputs), ("outputs", outputs)):
+        offsets[kind] = []
+        for t in tensors:
+            offsets[kind].append(cursor)
+            cursor = _align(cursor + _nbytes(t))
+    arena, end = cursor, cursor + max(arena_bytes, 1)
+    return dict(input_table=input_table, output_table=output_table, arena=arena, end=end, **offsets)
+
+
+def _nbytes(tensor: dict) -> int:
+    from numpy import dtype
+
+    return prod(tensor["shape"]) * dtype(tensor["dtype"]).itemsize
+
+
+def _js_tensor(t: dict) -> str:
+    shape = ", ".join(str(d) for d in t["shape"])
+    return (f"{{ name: {json.dumps(t['name'])}, dtype: {json.dumps(t['dtype'])}, "
+            f"shape: Object.freeze([{shape}]), size: {prod(t['shape'])} }}")
+
+
+def write_module(out_dir: Path, name: str, source: str, graph, arena_bytes: int) -> str:
+    """Write out_dir/NAME.mjs for the graph's inputs and outputs; returns the file name."""
+    from .report import tensor_info
+
+    inputs = [tensor_info(v) for v in graph.inputs]
+    outputs = [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)]
+    (out_dir / f"{name}.mjs").write_text(render_module(name, source, inputs, outputs, arena_bytes))
+    return f"{name}.mjs"
+
+
+def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict], arena_bytes: int) -> str:
+    layout = memory_layout(inputs, outputs, arena_bytes)
+    example_feed = ", ".join(f"{json.dumps(t['name'])}: new {_ARRAY_TYPE[t['dtype']]}({prod(t['shape'])})" for t in inputs)
+    return render(
+        "model.mjs.j2", name=name, version=__version__, source=source, arena_bytes=arena_bytes,
+        name_literal=json.dumps(name), wasm_literal=json.dumps(f"{name}.wasm"), entry=f"{name}_run_v",
+        inputs=[_js_tensor(t) for t in inputs], outputs=[_js_tensor(t) for t in outputs],
+        input_offsets=", ".join(map(str, layout["inputs"])), output_offsets=", ".join(map(str, layout["outputs"])),
+        layout=layout, example_feed=example_feed, array_types=_ARRAY_TYPE,
+    )

@@ -1,0 +1,62 @@
+"""node runner: runs a wasm32 build's NAME.mjs under Node.js, the way a JavaScript user would.
+
+Each run is one `node` process (web/run_node.mjs) that loads the module, reads the inputs from files,
+and writes the outputs to files (raw little-endian tensors in ONNX order).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import RunError
+from . import LoadedModel, register
+
+DRIVER = Path(__file__).with_name("web") / "run_node.mjs"
+TIMEOUT_SECONDS = 600
+
+
+def js_module(out_dir: Path, report: dict) -> Path:
+    """The ES module of a wasm32 build, checked to be there with its .wasm."""
+    module = out_dir / f"{report['name']}.mjs"
+    wasm = out_dir / report["artifacts"].get("wasm", "")
+    if not module.is_file() or not wasm.is_file():
+        raise RunError(f"{out_dir} has no {module.name} and .wasm to run: build it for wasm32")
+    return module
+
+
+@register("node")
+class NodeModel(LoadedModel):
+    def __init__(self, out_dir: Path, report: dict):
+        super().__init__(out_dir, report)
+        self.module = js_module(out_dir, report)
+        self.node = shutil.which("node")
+        if self.node is None:
+            raise RunError("the node runner needs Node.js (`node` on PATH; Debian package nodejs)")
+
+    def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
+        with tempfile.TemporaryDirectory(prefix="mlcc-node-") as tmp:
+            folder = Path(tmp)
+            for i, a in enumerate(inputs):
+                (folder / f"input{i}.bin").write_bytes(a.tobytes())
+            try:
+                proc = subprocess.run([self.node, str(DRIVER), str(self.module.resolve()), tmp],
+                                      capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                raise RunError(f"node did not finish {self.module.name} within {TIMEOUT_SECONDS} s") from None
+            if proc.returncode != 0:
+                raise RunError(f"node failed running {self.module.name}: {_last_error(proc.stderr)}")
+            for i, a in enumerate(outputs):
+                a[...] = np.fromfile(folder / f"output{i}.bin", dtype=a.dtype).reshape(a.shape)
+        return 0
+
+
+def _last_error(stderr: str) -> str:
+    """Node prints the thrown error's line among its stack trace; keep that line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line.split(":", 1)[0]]
+    return (errors or lines or ["no message"])[0]

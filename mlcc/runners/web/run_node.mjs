@@ -1,0 +1,21 @@
+// mlcc's node runner: `node run_node.mjs NAME.mjs FOLDER` loads the model's ES module, reads input<i>.bin
+// from FOLDER (raw little-endian tensors in ONNX order), runs once and writes output<i>.bin beside them.
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [modulePath, folder] = process.argv.slice(2);
+const { load, arrayTypes } = await import(pathToFileURL(modulePath).href);
+const model = await load();
+
+const feeds = Object.fromEntries(await Promise.all(model.inputs.map(async (t, i) => {
+  const bytes = await readFile(join(folder, `input${i}.bin`));
+  // copy into a fresh buffer: a typed array view needs its element alignment
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  return [t.name, new arrayTypes[t.dtype](buffer)];
+})));
+const results = model.run(feeds);
+await Promise.all(model.outputs.map((t, i) => {
+  const array = results[t.name];
+  return writeFile(join(folder, `output${i}.bin`), new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+}));
