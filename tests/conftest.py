@@ -4,11 +4,56 @@ import pytest
 
 from tests.golden import TARGETS
 
+# On these, every case of every per-op test runs; on any other test target (cross targets under qemu,
+# wasm32 on another runner) one case per test function in tests/ops, unless --every-case.
+EVERY_CASE_TARGETS = {"host", "wasm32"}
 
-@pytest.fixture(params=TARGETS)
+
+def pytest_addoption(parser):
+    parser.addoption("--targets", default=",".join(TARGETS),
+                     help="comma-separated test targets for the `target` fixture: NAME or NAME@RUNNER "
+                          "(e.g. host,wasm32,aarch64,wasm32@node); default: %(default)s")
+    parser.addoption("--every-case", action="store_true",
+                     help="run every per-op case on every --targets entry, not one per test function")
+
+
+def selected_targets(config) -> list[str]:
+    return [t.strip() for t in config.getoption("--targets").split(",") if t.strip()]
+
+
+def pytest_generate_tests(metafunc):
+    if "target" in metafunc.fixturenames and not _parametrized_here(metafunc, "target"):
+        metafunc.parametrize("target", selected_targets(metafunc.config), indirect=True)
+
+
+def _parametrized_here(metafunc, name: str) -> bool:
+    return any(name in m.args[0] if isinstance(m.args[0], (list, tuple)) else name in m.args[0].split(",")
+               for m in metafunc.definition.iter_markers("parametrize"))
+
+
+@pytest.fixture
 def target(request):
-    """Every per-op golden test runs on each target we claim (host natively, wasm32 in wasmtime)."""
+    """The test target: each test taking it runs on every --targets entry (host natively, wasm32 in
+    wasmtime by default; cross targets under qemu-user)."""
     return request.param
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--every-case"):
+        return
+    ops_dir = os.path.join(os.path.dirname(__file__), "ops")
+    seen, keep, dropped = set(), [], []
+    for item in items:
+        target = getattr(getattr(item, "callspec", None), "params", {}).get("target")
+        if target is None or target in EVERY_CASE_TARGETS or not str(item.path).startswith(ops_dir):
+            keep.append(item)
+            continue
+        key = (item.nodeid.split("[")[0], target)
+        (dropped if key in seen else keep).append(item)
+        seen.add(key)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True, scope="session")

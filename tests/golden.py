@@ -17,7 +17,13 @@ from mlcc import runners
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import compare, reference_outputs
 
-TARGETS = ["host", "wasm32"]
+TARGETS = ["host", "wasm32"]  # the default of pytest's --targets
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """A test target is "NAME" or "NAME@RUNNER": build for NAME, run on RUNNER (default: NAME's own)."""
+    name, _, runner = target.partition("@")
+    return name, runner or None
 
 
 def node_model(op_type: str, inputs: dict, outputs: list[str] | dict, attrs: dict | None = None,
@@ -47,10 +53,11 @@ def build_and_run(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Pa
         from tests.robustness.harness import sanitized_outputs
 
         return sanitized_outputs(model, feeds, tmp_path / "sanitized")  # scripts/sanitize_golden.sh
+    name, runner = split_target(target)
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
-    out_dir, report = build(path, BuildOptions(target=target, out_dir=tmp_path / f"out-{target}", **options))
-    return runners.load(out_dir).run(feeds), report
+    out_dir, report = build(path, BuildOptions(target=name, out_dir=tmp_path / f"out-{name}", **options))
+    return runners.load(out_dir, runner=runner).run(feeds), report
 
 
 def check_model(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path,

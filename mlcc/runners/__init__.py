@@ -62,14 +62,19 @@ def read_report(out_dir: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
-def load(out_dir: str | Path) -> LoadedModel:
+def names() -> list[str]:
+    return sorted(_RUNNERS)
+
+
+def load(out_dir: str | Path, runner: str | None = None) -> LoadedModel:
+    """The built model in out_dir, on its target's runner or on `runner` (e.g. "node" for a wasm32 build)."""
     from ..targets import resolve
 
     out_dir = Path(out_dir)
     report = read_report(out_dir)
-    runner = resolve(report["target"]).runner
+    runner = runner or resolve(report["target"]).runner
     if runner not in _RUNNERS:
-        raise RunError(f"no runner {runner!r} for target {report['target']!r}")
+        raise RunError(f"no runner {runner!r} for target {report['target']!r}; runners: {', '.join(names())}")
     return _RUNNERS[runner](out_dir, report)
 
 

@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from mlcc.verify import compare, reference_outputs
-from tests.golden import TARGETS, build_and_run
+from tests.golden import build_and_run
 from tests.models import zoo
 
 # Random weights: logits are compared with a tolerance relative to their spread; float32 sums over
@@ -23,7 +23,6 @@ def zoo_model(request):
     return request.param, onnx.load(zoo.model_path(request.param))
 
 
-@pytest.mark.parametrize("target", TARGETS)
 def test_zoo_as_shipped(zoo_model, target, tmp_path):
     name, model = zoo_model
     feeds = zoo.shipped_input(model)
@@ -35,7 +34,6 @@ def test_zoo_as_shipped(zoo_model, target, tmp_path):
     assert "ConstantOfShape" not in report["ops"], "weights must fold into constants"
 
 
-@pytest.mark.parametrize("target", TARGETS)
 def test_zoo_random_weights(zoo_model, target, tmp_path):
     name, model = zoo_model
     randomized, names = zoo.with_random_weights(model, seed=7)
