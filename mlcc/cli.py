@@ -262,6 +262,39 @@ def inspect(model, target, shapes, dims, opt_level, as_json):
 
 
 @main.command()
+@click.argument("path", type=click.Path())
+@click.option("-t", "--target", default="host", show_default=True, help="Target, when PATH is an .onnx model to build first.")
+@click.option("--warmup", default=5, show_default=True, type=click.IntRange(min=0), help="Untimed runs first.")
+@click.option("--repeat", default=30, show_default=True, type=click.IntRange(min=1), help="Timed runs.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (with every run's time).")
+@click.option("--profile", "with_profile", is_flag=True, help="Also time each step of an instrumented build.")
+@click.option("--top", default=15, show_default=True, type=click.IntRange(min=1), help="Profile rows shown.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+def bench(path, target, warmup, repeat, as_json, with_profile, top, seed):
+    """Time what `mlcc build` made in PATH (or build the model PATH first): latency, memory, profile."""
+    import tempfile
+
+    from .bench import bench as run_bench, format_bench, format_profile, profile
+
+    with tempfile.TemporaryDirectory(prefix="mlcc-bench-") as tmp:
+        folder = Path(path)
+        if folder.is_file():
+            from .pipeline import BuildOptions, build as run_build
+
+            folder, _ = run_build(path, BuildOptions(target=target, out_dir=Path(tmp) / "out", progress=_progress()))
+        elif not folder.is_dir():
+            raise UsageError(f"{path}: no such build folder or model file")
+        result = run_bench(folder, warmup, repeat, seed)
+        layers = profile(folder, warmup, repeat, seed) if with_profile else None
+    if as_json:
+        click.echo(json.dumps({**result, **({"profile": layers} if layers else {})}, indent=2))
+        return
+    click.echo(format_bench(result))
+    if layers:
+        click.echo(format_profile(layers, top))
+
+
+@main.command()
 def targets():
     """List the targets."""
     from .targets import all_targets, host_target

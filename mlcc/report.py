@@ -21,6 +21,11 @@ def model_flops(graph) -> int:
     return int(total)
 
 
+def step_info(node) -> dict:
+    op = ops.lookup(node.op_type, node.domain)
+    return {"node": node.name, "op": node.op_type, "flops": int(op.flops(node)) if op is not None else 0}
+
+
 def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, seconds: float) -> dict:
     graph, memory = compiled.graph, compiled.plan
     return {
@@ -42,6 +47,7 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "ops_before": compiled.ops_before,
         "ops": op_counts(graph),
         "kernel_families": compiled.program.kernel_families,
+        "steps": [step_info(s.node) for s in compiled.program.steps],  # NAME.c's numbered steps, for profiles
         "passes": compiled.pass_log,
         "build_seconds": round(seconds, 3),
     }

@@ -1,0 +1,335 @@
+"""`mlcc bench`: latency of a built model on its target's runner, and a per-step profile.
+
+Host: runtime_c/bench/mlcc_bench.c times each call of NAME_run_v inside C (clock_gettime around the call).
+wasm32: wasmtime's call from Python is timed around the export; its overhead is measured by a call with
+NULL arguments, which the model refuses at once. The profile recompiles the folder's sources with
+-DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads.
+Each runner registers a timer and a profiler, as runners register loaders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from . import paths, runners, toolchain
+from .errors import RunError, UsageError
+from .targets import Target, resolve
+
+HARNESS = "bench/mlcc_bench.c"
+OVERHEAD_CALLS = 201
+
+_TIMERS: dict[str, Callable] = {}
+_PROFILERS: dict[str, Callable] = {}
+
+
+def _timer(runner: str):
+    def wrap(f):
+        _TIMERS[runner] = f
+        return f
+    return wrap
+
+
+def _profiler(runner: str):
+    def wrap(f):
+        _PROFILERS[runner] = f
+        return f
+    return wrap
+
+
+def random_feeds(report: dict, seed: int = 0) -> dict[str, np.ndarray]:
+    from .cli import random_inputs
+
+    return random_inputs(report["inputs"], seed)
+
+
+def _check_counts(warmup: int, repeat: int) -> None:
+    if warmup < 0:
+        raise UsageError(f"--warmup {warmup}: must be 0 or more")
+    if repeat < 1:
+        raise UsageError(f"--repeat {repeat}: must be 1 or more")
+
+
+def _summary(times_ns: np.ndarray) -> dict:
+    ms = np.asarray(times_ns, dtype=np.float64) / 1e6
+    return {"median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90)),
+            "min_ms": float(ms.min()), "mean_ms": float(ms.mean())}
+
+
+def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) -> dict:
+    """Median and p90 latency of the model built in `folder`, with its arena, weights and code bytes."""
+    _check_counts(warmup, repeat)
+    folder = Path(folder)
+    report = runners.read_report(folder)
+    target = resolve(report["target"])
+    timer = _TIMERS.get(target.runner)
+    if timer is None:
+        raise UsageError(f"mlcc bench cannot time target {target.name!r} (runner {target.runner!r}); "
+                         f"it times runners: {', '.join(_TIMERS)}")
+    times_ns, overhead_ns, clock = timer(folder, report, target, random_feeds(report, seed), warmup, repeat)
+    result = {"folder": str(folder), "name": report["name"], "target": target.name, "runner": target.runner,
+              "clock": clock, "warmup": warmup, "repeat": repeat, **_summary(times_ns),
+              "overhead_ms": overhead_ns / 1e6, "times_ms": [round(t / 1e6, 6) for t in times_ns],
+              "flops": report.get("flops", 0), "arena_bytes": report["arena_bytes"],
+              "weights_bytes": report["weights_bytes"], "code_bytes": report["code_bytes"]}
+    result["gflops_per_s"] = result["flops"] / (result["median_ms"] * 1e6) if result["median_ms"] > 0 else 0.0
+    return result
+
+
+def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) -> dict:
+    """Per-step times of an instrumented build of `folder`'s sources: median over `repeat` calls."""
+    _check_counts(warmup, repeat)
+    folder = Path(folder)
+    report = runners.read_report(folder)
+    target = resolve(report["target"])
+    steps = report.get("steps")
+    if steps is None:
+        raise UsageError(f"{folder}/report.json lists no steps: rebuild it with this mlcc to profile it")
+    profiler = _PROFILERS.get(target.runner)
+    if profiler is None:
+        raise UsageError(f"mlcc bench --profile cannot profile target {target.name!r} (runner {target.runner!r}); "
+                         f"it profiles runners: {', '.join(_PROFILERS)}")
+    total_ns, steps_ns = profiler(folder, report, target, random_feeds(report, seed), warmup, repeat, max(len(steps), 1))
+    step_ms = np.median(steps_ns[:, :len(steps)], axis=0) / 1e6
+    total_ms = float(np.median(total_ns)) / 1e6
+    timed_ms = float(step_ms.sum())
+    rows = []
+    for index, (step, ms) in enumerate(zip(steps, step_ms)):
+        rows.append({"step": index, "node": step["node"], "op": step["op"], "ms": float(ms),
+                     "share": float(ms) / timed_ms if timed_ms > 0 else 0.0, "flops": step["flops"],
+                     "gflops_per_s": step["flops"] / (ms * 1e6) if ms > 0 else 0.0})
+    return {"folder": str(folder), "name": report["name"], "target": target.name, "warmup": warmup,
+            "repeat": repeat, "total_ms": total_ms, "steps_ms": timed_ms, "flops": report.get("flops", 0),
+            "rows": rows}
+
+
+# --- host: the harness library times calls inside C ------------------------------------------------
+
+_HARNESS_CDEF = """
+int mlcc_bench_time(int (*run)(const void *const *, void *const *, void *), const void *const *inputs,
+                    void *const *outputs, void *arena, int warmup, int repeat, uint64_t *ns);
+"""
+_LINKED_CDEF = """
+int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
+                      uint64_t *total_ns, uint64_t *steps_ns);
+"""
+
+
+def _harness_source() -> Path:
+    return paths.runtime_dir() / HARNESS
+
+
+def _harness_library(target: Target) -> Path:
+    """runtime_c/bench/mlcc_bench.c as a shared library for `target`, cached by source and flags."""
+    flags = toolchain.compile_flags(target, [])
+    key = hashlib.sha256("\0".join([toolchain.zig_version(), _harness_source().read_text(), *flags]).encode()).hexdigest()[:24]
+    library = paths.cache_dir() / "bench" / target.name / f"libmlcc_bench_{key}.so"
+    if not library.exists():
+        library.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="mlcc-bench-") as tmp:
+            staged = Path(tmp) / library.name
+            toolchain._run([*toolchain.zig("cc"), *flags, "-shared", str(_harness_source()), "-o", str(staged)], cwd=tmp)
+            staged.replace(library)
+    return library
+
+
+def _pointer_tables(ffi, inputs: list[np.ndarray], outputs: list[np.ndarray]):
+    in_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in inputs] or [ffi.NULL])
+    out_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in outputs] or [ffi.NULL])
+    return in_ptrs, out_ptrs
+
+
+def _host_buffers(report: dict, feeds: dict[str, np.ndarray]):
+    from .runners.host import aligned_empty
+
+    inputs = [np.ascontiguousarray(feeds[s["name"]], dtype=s["dtype"]) for s in report["inputs"]]
+    outputs = [np.empty(o["shape"], dtype=o["dtype"]) for o in report["outputs"]]
+    return inputs, outputs, aligned_empty(max(report["arena_bytes"], 1))
+
+
+@_timer("host")
+def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int):
+    model = runners.load(folder)
+    ffi = model.ffi
+    ffi.cdef(_HARNESS_CDEF)
+    harness = ffi.dlopen(str(_harness_library(target)))
+    inputs, outputs, arena = _host_buffers(report, feeds)
+    in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
+    ns = ffi.new("uint64_t[]", max(repeat, OVERHEAD_CALLS))
+    status = harness.mlcc_bench_time(model.entry, in_ptrs, out_ptrs, ffi.cast("void *", arena.ctypes.data), warmup, repeat, ns)
+    if status != 0:
+        raise RunError(f"{report['name']}_run_v returned status {status}")
+    times = np.frombuffer(ffi.buffer(ns, 8 * repeat), dtype=np.uint64).copy()
+    harness.mlcc_bench_time(model.entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns)  # refused at once
+    overhead = float(np.median(np.frombuffer(ffi.buffer(ns, 8 * OVERHEAD_CALLS), dtype=np.uint64)))
+    return times, overhead, "clock_gettime(CLOCK_MONOTONIC) around each call, in C"
+
+
+def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str]) -> None:
+    """The folder's own sources plus the harness, linked into `out`; with `steps`, the profiling hooks on."""
+    sources = [f for f in report["files"] if f.endswith(".c")]
+    defines = [f"-DMLCC_BENCH_RUN_V={report['name']}_run_v"]
+    if steps is not None:
+        defines += ["-DMLCC_PROFILE", f"-DMLCC_PROFILE_STEPS={steps}"]
+    flags = toolchain.compile_flags(target, ["mlcc_runtime/include", "mlcc_runtime/kernels"])
+    toolchain._run([*toolchain.zig("cc"), *flags, *defines, *sources, str(_harness_source()), "-o", str(out),
+                    *link, *target.ldflags, "-lm"], cwd=str(folder))
+
+
+@_profiler("host")
+def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int):
+    from cffi import FFI
+
+    with tempfile.TemporaryDirectory(prefix="mlcc-profile-") as tmp:
+        library = Path(tmp) / f"lib{report['name']}_profile.so"
+        _compile_linked(folder, report, target, steps, library, ["-shared"])
+        ffi = FFI()
+        ffi.cdef(_LINKED_CDEF)
+        lib = ffi.dlopen(str(library))
+    inputs, outputs, arena = _host_buffers(report, feeds)
+    in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
+    arena_ptr = ffi.cast("void *", arena.ctypes.data)
+    results = None
+    for count in (warmup, repeat):
+        total = ffi.new("uint64_t[]", max(count, 1))
+        per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
+        status = lib.mlcc_bench_linked(in_ptrs, out_ptrs, arena_ptr, count, total, per_step)
+        if status != 0:
+            raise RunError(f"{report['name']}_run_v returned status {status}")
+        results = (np.frombuffer(ffi.buffer(total, 8 * count), dtype=np.uint64).copy(),
+                   np.frombuffer(ffi.buffer(per_step, 8 * count * steps), dtype=np.uint64).reshape(count, steps).copy())
+    return results
+
+
+# --- wasm32 in wasmtime: the folder's sources relinked with the harness, timed inside the module -------
+
+@_timer("wasmtime")
+def _time_wasm(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int):
+    run = _WasmLinked(folder, report, target, feeds, None, max(repeat, OVERHEAD_CALLS))
+    run.call(warmup)
+    times, _ = run.call(repeat)
+    refused, _ = run.call(OVERHEAD_CALLS, refuse=True)
+    return times, float(np.median(refused)), "WASI monotonic clock around each call, inside the module (relinked with the harness)"
+
+
+@_profiler("wasmtime")
+def _profile_wasm(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int):
+    run = _WasmLinked(folder, report, target, feeds, steps, max(warmup, repeat, 1))
+    run.call(warmup)
+    return run.call(repeat)
+
+
+class _WasmLinked:
+    """The folder's sources and the harness as one wasm32 module in wasmtime (with WASI for the clock),
+    inputs, outputs, the arena and the timing arrays placed in linear memory above __heap_base."""
+
+    def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int | None, count: int):
+        import wasmtime
+
+        self.report, self.steps = report, steps
+        name = report["name"]
+        with tempfile.TemporaryDirectory(prefix="mlcc-bench-") as tmp:
+            module_path = Path(tmp) / f"{name}_bench.wasm"
+            exports = [f"{name}_run_v", "mlcc_bench_linked", "__heap_base"]
+            _compile_linked(folder, report, target, steps, module_path, [f"-Wl,--export={e}" for e in exports])
+            config = wasmtime.Config()
+            config.wasm_simd = True
+            engine = wasmtime.Engine(config)
+            module = wasmtime.Module.from_file(engine, str(module_path))
+        self.store = store = wasmtime.Store(engine)
+        store.set_wasi(wasmtime.WasiConfig())
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        ex = linker.instantiate(store, module).exports(store)
+        if "_initialize" in ex:
+            ex["_initialize"](store)
+        self.memory, self.entry = ex["memory"], ex["mlcc_bench_linked"]
+        inputs, outputs, _ = _host_buffers(report, feeds)
+        layout = _WasmLayout(ex["__heap_base"].value(store))
+        in_addrs = [layout.take(a.nbytes) for a in inputs]
+        out_addrs = [layout.take(a.nbytes) for a in outputs]
+        self.in_table, self.out_table = layout.take(4 * max(len(inputs), 1)), layout.take(4 * max(len(outputs), 1))
+        self.total_addr, self.steps_addr = layout.take(8 * count), layout.take(8 * count * (steps or 0))
+        self.arena = layout.take(max(report["arena_bytes"], 1))
+        have = self.memory.data_len(store)
+        if layout.end > have:
+            self.memory.grow(store, (layout.end - have + 65535) // 65536)
+        self.memory.write(store, np.array(in_addrs or [0], dtype="<u4").tobytes(), self.in_table)
+        self.memory.write(store, np.array(out_addrs or [0], dtype="<u4").tobytes(), self.out_table)
+        for a, addr in zip(inputs, in_addrs):
+            self.memory.write(store, a.tobytes(), addr)
+
+    def call(self, n: int, refuse: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """n timed calls; `refuse` passes NULL inputs, which the model refuses at once (the overhead)."""
+        status = self.entry(self.store, 0 if refuse else self.in_table, self.out_table, self.arena, n,
+                            self.total_addr, self.steps_addr)
+        if status != 0 and not refuse:
+            raise RunError(f"{self.report['name']}_run_v returned status {status}")
+        read = lambda addr, count: np.frombuffer(self.memory.read(self.store, addr, addr + 8 * count), dtype="<u8").astype(np.uint64)
+        totals = read(self.total_addr, n)
+        return totals, (read(self.steps_addr, n * self.steps).reshape(n, self.steps) if self.steps else None)
+
+
+class _WasmLayout:
+    """Bump allocation of 64-byte aligned blocks in linear memory above __heap_base."""
+
+    def __init__(self, base: int):
+        self.end = (base + 63) // 64 * 64
+
+    def take(self, nbytes: int) -> int:
+        addr = self.end
+        self.end = (addr + nbytes + 63) // 64 * 64
+        if self.end > 1 << 32:
+            raise RunError(f"the profile needs {self.end} bytes of wasm32 memory, over the 4 GiB limit")
+        return addr
+
+
+# --- text output ------------------------------------------------------------------------------------
+
+def format_bench(r: dict) -> str:
+    code = ", ".join(f"{k} {v} B" for k, v in r["code_bytes"].items()) or "none"
+    gflops = f", {r['gflops_per_s']:.2f} GFLOP/s" if r["flops"] else ""
+    return "\n".join([
+        f"{r['name']} on {r['target']} ({r['runner']}): {r['repeat']} timed runs after {r['warmup']} warm-up",
+        f"  latency  median {r['median_ms']:.4f} ms, p90 {r['p90_ms']:.4f} ms, min {r['min_ms']:.4f} ms",
+        f"  timing   {r['clock']}; overhead {r['overhead_ms'] * 1e3:.3f} us per call (a refused call)",
+        f"  compute  {r['flops'] / 1e9:.4f} GFLOP per run{gflops}",
+        f"  memory   arena {r['arena_bytes']} B, weights {r['weights_bytes']} B, code: {code}",
+    ])
+
+
+def format_profile(p: dict, top: int = 15) -> str:
+    rows = sorted(p["rows"], key=lambda r: -r["ms"])
+    lines = [f"{p['name']} on {p['target']}: per-step profile, median of {p['repeat']} runs "
+             f"(instrumented total {p['total_ms']:.4f} ms, steps sum to {p['steps_ms']:.4f} ms)",
+             f"{'#':>5}  {'node':<36} {'op':<22} {'ms':>10} {'share':>7} {'GFLOP/s':>9}"]
+    for r in rows[:top]:
+        gflops = f"{r['gflops_per_s']:9.2f}" if r["flops"] else f"{'-':>9}"
+        lines.append(f"{r['step']:>5}  {_clip(r['node'], 36):<36} {_clip(r['op'], 22):<22} {r['ms']:10.4f} "
+                     f"{100 * r['share']:6.1f}% {gflops}")
+    if len(rows) > top:
+        rest = rows[top:]
+        lines.append(f"{'':>5}  {f'({len(rest)} more steps)':<36} {'':<22} {sum(r['ms'] for r in rest):10.4f} "
+                     f"{100 * sum(r['share'] for r in rest):6.1f}%")
+    by_op: dict[str, list[float]] = {}
+    for r in rows:
+        entry = by_op.setdefault(r["op"], [0.0, 0.0, 0])
+        entry[0] += r["ms"]
+        entry[1] += r["flops"]
+        entry[2] += 1
+    lines.append("by op: " + ", ".join(
+        f"{op} {100 * ms / p['steps_ms'] if p['steps_ms'] else 0:.1f}% ({n}x"
+        + (f", {fl / (ms * 1e6):.1f} GFLOP/s)" if fl and ms else ")")
+        for op, (ms, fl, n) in sorted(by_op.items(), key=lambda kv: -kv[1][0])))
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
+__all__ = ["bench", "profile", "format_bench", "format_profile", "random_feeds"]

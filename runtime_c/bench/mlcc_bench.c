@@ -1,0 +1,82 @@
+/* mlcc_bench.c: the timing harness of `mlcc bench`. It is never part of a model's product build.
+ *
+ * mlcc_bench_time calls a model's NAME_run_v through a pointer and stores each call's nanoseconds.
+ * Linked with the model's sources and -DMLCC_BENCH_RUN_V=NAME_run_v, mlcc_bench_linked calls it directly
+ * (wasm32, where Python cannot hand over a function pointer). With -DMLCC_PROFILE -DMLCC_PROFILE_STEPS=N
+ * on NAME.c and on this file, it also defines the per-step hooks NAME.c calls and records every step of
+ * every timed call. The clock is CLOCK_MONOTONIC (WASI's monotonic clock on wasm32).
+ */
+#define _POSIX_C_SOURCE 199309L
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define MLCC_BENCH_API __attribute__((visibility("default")))
+
+typedef int (*mlcc_run_v_fn)(const void *const *inputs, void *const *outputs, void *arena);
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs `warmup` untimed calls, then `repeat` timed ones into ns[repeat]; returns the last call's status
+ * (a call with NULL arguments returns at once: that measures the harness's own overhead). */
+MLCC_BENCH_API int mlcc_bench_time(mlcc_run_v_fn run, const void *const *inputs, void *const *outputs,
+                                   void *arena, int warmup, int repeat, uint64_t *ns)
+{
+    int status = 0;
+    for (int i = 0; i < warmup; ++i) {
+        status = run(inputs, outputs, arena);
+    }
+    for (int i = 0; i < repeat; ++i) {
+        const uint64_t start = now_ns();
+        status = run(inputs, outputs, arena);
+        ns[i] = now_ns() - start;
+    }
+    return status;
+}
+
+#if defined(MLCC_PROFILE)
+static uint64_t step_ns[MLCC_PROFILE_STEPS];
+static uint64_t step_start;
+
+void mlcc_profile_begin(int step)
+{
+    (void)step;  /* steps never nest */
+    step_start = now_ns();
+}
+
+void mlcc_profile_end(int step)
+{
+    step_ns[step] += now_ns() - step_start;
+}
+#endif
+
+#if defined(MLCC_BENCH_RUN_V)
+int MLCC_BENCH_RUN_V(const void *const *inputs, void *const *outputs, void *arena);
+
+/* `repeat` timed calls of the model linked in: total_ns[repeat] per call and, when profiling,
+ * steps_ns[repeat][MLCC_PROFILE_STEPS] per step. Returns the last call's status. */
+MLCC_BENCH_API int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
+                                     uint64_t *total_ns, uint64_t *steps_ns)
+{
+    int status = 0;
+    for (int r = 0; r < repeat; ++r) {
+#if defined(MLCC_PROFILE)
+        memset(step_ns, 0, sizeof step_ns);
+#endif
+        const uint64_t start = now_ns();
+        status = MLCC_BENCH_RUN_V(inputs, outputs, arena);
+        total_ns[r] = now_ns() - start;
+#if defined(MLCC_PROFILE)
+        memcpy(steps_ns + (size_t)r * MLCC_PROFILE_STEPS, step_ns, sizeof step_ns);
+#else
+        (void)steps_ns;
+#endif
+    }
+    return status;
+}
+#endif
