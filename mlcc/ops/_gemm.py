@@ -74,6 +74,40 @@ def bias_strides(shape: tuple[int, ...], m: int, n: int) -> tuple[int, int]:
     return (cols if rows != 1 else 0), (1 if cols != 1 else 0)
 
 
+# Epilogue.activation -> the C enumerator (runtime_c/include/mlcc/activation.h)
+ACTIVATIONS = {name: f"MLCC_ACTIVATION_{name.upper()}" for name in (
+    "none", "relu", "clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "silu", "tanh",
+    "gelu_erf", "gelu_tanh")}
+
+
+@dataclass
+class Epilogue:
+    """What a kernel applies to each finished output element: activation(sum + residual).
+
+    activation: a key of ACTIVATIONS; a, b: its parameters (clip: min, max; leaky_relu: alpha; hard_sigmoid:
+    alpha, beta). residual: a tensor added before the activation, element (i, j) of the product's output
+    read at i * residual_rs + j * residual_cs (0 broadcasts), one matrix every residual_batch_stride elements
+    for batched products (for Conv: per image; rows are output channels, columns output pixels)."""
+    activation: str = "none"
+    a: float = 0.0
+    b: float = 0.0
+    residual: Value | None = None
+    residual_rs: int = 0
+    residual_cs: int = 0
+    residual_batch_stride: int = 0
+
+    def fields(self, ctx, offset: str | None = None) -> dict:
+        """Template values of the C struct: kind, a, b and residual (a C expression, "NULL" for none)
+        advanced by `offset` elements (a C expression) when given."""
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"unknown epilogue activation {self.activation!r}")
+        residual = "NULL"
+        if self.residual is not None:
+            residual = ctx.ptr(self.residual) + (f" + {offset}" if offset else "")
+        return dict(kind=ACTIVATIONS[self.activation], a=self.a, b=self.b, residual=residual,
+                    rs=self.residual_rs, cs=self.residual_cs)
+
+
 @dataclass
 class Operand:
     """A matrix operand read in place: its tensor and its (row, column) strides in elements."""
@@ -86,12 +120,13 @@ class Operand:
 def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *,
               b_logical: np.ndarray | None = None, alpha: float = 1.0,
               bias: Value | None = None, bias_rs: int = 0, bias_cs: int = 0, beta: float = 1.0,
-              nest=None) -> None:
-    """Render out = alpha * A * B + beta * bias through templates/ops/gemm.c.j2.
+              nest=None, epilogue: Epilogue | None = None) -> None:
+    """Render out = activation(alpha * A * B + beta * bias + residual) through templates/ops/gemm.c.j2.
 
     b_logical: B's values as [..., k, n] when B is a constant; it is then packed at build time (alpha folded
     in) and handed to the kernel as a new constant. Otherwise B is packed at run time, in column chunks.
-    nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product.
+    nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product;
+    the residual of an epilogue follows the output's matrix number.
     """
     tile = tile_for(ctx.target)
     ctx.use_kernels("f32-gemm")
@@ -116,4 +151,12 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
                       b=at(ctx.ptr(b.value), index(1), b.batch_stride), b_rs=b.rs, b_cs=b.cs,
                       bias_chunk=values["bias"] if values["bias"] == "NULL" or values["bias_cs"] == 0
                       else f"{values['bias']} + j0 * {values['bias_cs']}u")
-    ctx.emit("ops/gemm.c.j2", **values)
+    epi = None
+    if epilogue is not None:
+        out_index = nest.out_index if nest else "0"
+        offsets = [f"({out_index}) * {epilogue.residual_batch_stride}u"
+                   if out_index != "0" and epilogue.residual_batch_stride else ""]
+        if b_logical is None and epilogue.residual_cs:
+            offsets.append(f"j0 * {epilogue.residual_cs}u")
+        epi = epilogue.fields(ctx, " + ".join(o for o in offsets if o) or None)
+    ctx.emit("ops/gemm.c.j2", epilogue=epi, **values)

@@ -11,11 +11,17 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_geometry
-from ._gemm import chunk_columns, packed_size, tile_for
+from ._gemm import Epilogue, chunk_columns, packed_size, tile_for
 
 
 def _is_pointwise(geo) -> bool:
     return all(k == 1 for k in geo.kernel) and all(s == 1 for s in geo.stride) and not any(geo.pad) and geo.inp == geo.out
+
+
+def _offset(*terms: tuple[str, int]) -> str | None:
+    """A C expression summing index * stride over the terms whose stride is not 0 (None when all are)."""
+    used = [f"({index}) * {stride}u" for index, stride in terms if stride]
+    return " + ".join(used) or None
 
 
 @register
@@ -28,7 +34,9 @@ class Conv(Op):
         x, w = node.inputs[0], node.inputs[1]
         return [(x.dtype, (x.shape[0], w.shape[0], *geo.out))]
 
-    def lower(self, node: Node, ctx) -> None:
+    def lower(self, node: Node, ctx, epilogue: Epilogue | None = None) -> None:
+        """epilogue: an activation and residual fused into the kernels (residual rows are output channels,
+        columns output pixels, residual_batch_stride elements per image)."""
         geo = conv_geometry(node)
         x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
         images, channels = x.shape[0], x.shape[1]
@@ -36,8 +44,10 @@ class Conv(Op):
         group_in, group_out = channels // groups, out_channels // groups
         ctx.use_kernels("f32-conv")
         values = dict(fields=geo.fields(), x=ctx.ptr(x), w=ctx.ptr(w), y=ctx.ptr(y),
-                      bias=ctx.ptr(bias) if bias is not None else "NULL")
+                      bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None)
         if group_in == 1 and groups > 1:
+            if epilogue is not None:
+                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
             ctx.emit("ops/conv.c.j2", mode="depthwise", images=images, channels=channels, multiplier=group_out,
                      x_image=channels * geo.in_size, y_image=out_channels * geo.out_size, **values)
             return
@@ -45,6 +55,11 @@ class Conv(Op):
         ctx.use_kernels("f32-gemm")
         k, pixels = group_in * geo.taps, geo.out_size
         nc = chunk_columns(k, pixels, tile.nr)
+        if epilogue is not None:
+            e = epilogue
+            image, group_rows = (f"t / {groups}u", group_out * e.residual_rs) if groups > 1 else ("t", 0)
+            values["epilogue"] = e.fields(ctx, _offset((image, e.residual_batch_stride), ("group", group_rows),
+                                                       ("p0", e.residual_cs)))
         ctx.emit("ops/conv.c.j2", mode="pointwise" if _is_pointwise(geo) else "im2col",
                  config=tile.config, nr=tile.nr, planes=images * groups, groups=groups,
                  group_in=group_in, m=group_out, k=k, pixels=pixels, nc=nc,

@@ -26,7 +26,8 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                    const float *a, size_t a_rs, size_t a_cs,
                    const float *packed_b,
                    float *c, size_t ldc, float alpha,
-                   const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                   const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t mr = config->mr, nr = config->nr;
     const size_t mc = MLCC_MAX(mr, MC_ROWS / mr * mr);
@@ -49,6 +50,8 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                             config->row(1, nb, kc, ai + r * a_rs, a_rs, a_cs, w, cij + r * ldc, ldc, alpha);
                     }
                 }
+                if (p0 + kc == k)  /* the block of C is complete and still in L1 */
+                    mlcc_f32_epilogue_apply(epilogue, mb, nb, c + i0 * ldc + j0, ldc, i0, j0);
             }
         }
     }
@@ -76,7 +79,8 @@ void mlcc_f32_gemm__reference(size_t m, size_t n, size_t k,
                               const float *a, size_t a_rs, size_t a_cs,
                               const float *b, size_t b_rs, size_t b_cs,
                               float *c, size_t ldc, float alpha,
-                              const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+                              const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                              const struct mlcc_f32_epilogue *epilogue)
 {
     for (size_t i = 0; i < m; ++i) {
         for (size_t j = 0; j < n; ++j) {
@@ -86,4 +90,5 @@ void mlcc_f32_gemm__reference(size_t m, size_t n, size_t k,
             c[i * ldc + j] = alpha * sum + init;
         }
     }
+    mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
 }

@@ -8,6 +8,7 @@
 #ifndef MLCC_KERNELS_F32_CONV_H
 #define MLCC_KERNELS_F32_CONV_H
 
+#include "mlcc/activation.h"
 #include "mlcc/runtime.h"
 
 /* The widest panel im2col and col2im handle (f32-gemm's nr). */
@@ -35,9 +36,10 @@ void mlcc_f32_conv_col2im_add(const struct mlcc_f32_conv_geometry *g, size_t cha
                               float *MLCC_RESTRICT y);
 
 /* Depthwise convolution of one image: output channel o reads input channel o / multiplier with filter
- * w[o] (kd x kh x kw); bias may be NULL. */
+ * w[o] (kd x kh x kw); bias may be NULL. The epilogue (NULL: none) sees the output as a matrix of
+ * channels x pixels: its residual is read at o * residual_rs + pixel * residual_cs. */
 void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
                                      const float *x, const float *w, const float *bias,
-                                     float *MLCC_RESTRICT y);
+                                     float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */

@@ -1,4 +1,4 @@
-/* f32-gemm: C = alpha * A * B + beta * bias, row-major, float32.
+/* f32-gemm: C = activation(alpha * A * B + beta * bias + residual), row-major, float32.
  *
  * B is packed ahead of the product (at build time for constant weights, or by mlcc_f32_gemm_pack_b /
  * an im2col into scratch): ceil(n / nr) panels, each k rows of nr floats, zero-padded past column n.
@@ -9,6 +9,7 @@
 #ifndef MLCC_KERNELS_F32_GEMM_H
 #define MLCC_KERNELS_F32_GEMM_H
 
+#include "mlcc/activation.h"
 #include "mlcc/runtime.h"
 
 /* c[i][j] += alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] for i < mr, j < nr. */
@@ -28,13 +29,15 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
 
-/* C[m][n] (leading dimension ldc) = alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs];
- * bias may be NULL (then beta is unused); strides of 0 broadcast it. */
+/* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
+ * + residual[i*residual_rs + j*residual_cs]); bias may be NULL (then beta is unused); strides of 0
+ * broadcast it. epilogue (activation and residual) may be NULL: none. */
 void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
                    const float *a, size_t a_rs, size_t a_cs,
                    const float *packed_b,
                    float *c, size_t ldc, float alpha,
-                   const float *bias, size_t bias_rs, size_t bias_cs, float beta);
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                   const struct mlcc_f32_epilogue *epilogue);
 
 /* Packs b[p*b_rs + j*b_cs] (p < k, j < n) into ceil(n / nr) panels of k x nr floats. */
 void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,
@@ -45,6 +48,7 @@ void mlcc_f32_gemm__reference(size_t m, size_t n, size_t k,
                               const float *a, size_t a_rs, size_t a_cs,
                               const float *b, size_t b_rs, size_t b_cs,
                               float *c, size_t ldc, float alpha,
-                              const float *bias, size_t bias_rs, size_t bias_cs, float beta);
+                              const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                              const struct mlcc_f32_epilogue *epilogue);
 
 #endif /* MLCC_KERNELS_F32_GEMM_H */
