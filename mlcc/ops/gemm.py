@@ -2,6 +2,9 @@
 
 Transposes cost nothing (strides); a constant B is packed at build time with alpha folded in. C is
 optional from opset 11 (required before, but a model may still leave it empty).
+
+Internal extension (ONNX's inference refuses it in models; passes/fuse_matmul_add makes it): A of rank
+above 2 with transA=0 is a stack of rows, [..., K] x [K, N] -> [..., N], one product over all the rows.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from ._gemm import Operand, bias_strides, emit_gemm
 
 def _dims(node: Node) -> tuple[int, int, int]:
     a, b = node.inputs[0], node.inputs[1]
-    if len(a.shape) != 2 or len(b.shape) != 2:
+    stacked_rows = len(a.shape) > 2 and not node.attrs["transA"]
+    if (len(a.shape) != 2 and not stacked_rows) or len(b.shape) != 2:
         raise UnsupportedError(f"Gemm needs 2-D A and B, got {a.type_str()} and {b.type_str()}", node.where())
-    m, k = a.shape[::-1] if node.attrs["transA"] else a.shape
+    m, k = a.shape[::-1] if node.attrs["transA"] else (a.size // max(a.shape[-1], 1), a.shape[-1])
     kb, n = b.shape[::-1] if node.attrs["transB"] else b.shape
     if k != kb:
         raise UnsupportedError(f"Gemm inner dimensions differ: {k} and {kb}", node.where())
@@ -41,7 +45,12 @@ class Gemm(Op):
         b_logical = None
         if b.is_const:
             b_logical = b.data.T if trans_b else b.data
-        bias_rs, bias_cs = bias_strides(c.shape, m, n) if c is not None else (0, 0)
+        bias_shape = c.shape if c is not None else ()
+        if len(a.shape) > 2:  # stacked rows: the bias may vary along N only
+            if c is not None and c.size != (c.shape[-1] if c.shape else 1):
+                raise UnsupportedError(f"a Gemm over stacked rows takes a bias along N only, not {c.type_str()}", node.where())
+            bias_shape = bias_shape[-1:]
+        bias_rs, bias_cs = bias_strides(bias_shape, m, n) if c is not None else (0, 0)
         emit_gemm(ctx, m, n, k, a_op, b_op, node.outputs[0], b_logical=b_logical,
                   alpha=float(node.attrs["alpha"]), bias=c, bias_rs=bias_rs, bias_cs=bias_cs,
                   beta=float(node.attrs["beta"]))

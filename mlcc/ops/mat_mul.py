@@ -4,6 +4,9 @@ leading dims are batch dims broadcast against each other.
 A single B matrix (the common Linear layer) makes one product over all of A's rows; otherwise one
 product per output batch index. A constant B is packed at build time. Types other than float32 (double,
 integers) take plain loops.
+
+Internal attributes (set by passes/simplify_algebra, never read from a model): `_trans_a` / `_trans_b` = 1
+read that operand (rank 2 or more, float32) with its last two axes swapped, through the kernel's strides.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ def _matrices(node: Node):
         raise UnsupportedError("MatMul operands must have at least one dimension", node.where())
     a_shape = (1, *a.shape) if len(a.shape) == 1 else tuple(a.shape)
     b_shape = (*b.shape, 1) if len(b.shape) == 1 else tuple(b.shape)
+    if node.attrs.get("_trans_a", 0):
+        a_shape = (*a_shape[:-2], a_shape[-1], a_shape[-2])
+    if node.attrs.get("_trans_b", 0):
+        b_shape = (*b_shape[:-2], b_shape[-1], b_shape[-2])
     (m, k), (kb, n) = a_shape[-2:], b_shape[-2:]
     if k != kb:
         raise UnsupportedError(f"MatMul inner dimensions differ: {a.type_str()} x {b.type_str()}", node.where())
@@ -41,21 +48,28 @@ class MatMul(Op):
     def lower(self, node: Node, ctx) -> None:
         a, b = node.inputs[0], node.inputs[1]
         a_batch, b_batch, out_batch, m, n, k = _matrices(node)
+        trans_a, trans_b = node.attrs.get("_trans_a", 0), node.attrs.get("_trans_b", 0)
+        if a.dtype != np.float32 and (trans_a or trans_b):
+            raise UnsupportedError(f"MatMul reads transposed operands in float32 only, not {a.dtype.name}", node.where())
         if a.dtype != np.float32:
             if a.dtype.kind not in "fiu":
                 raise UnsupportedError(f"MatMul on {a.dtype.name} is not supported", node.where())
             ctx.emit("ops/matmul_loops.c.j2", nest=loop_nest(out_batch, [a_batch, b_batch]), a=ctx.ptr(a), b=ctx.ptr(b),
                      c=ctx.ptr(node.outputs[0]), ctype=ctx.c_type(a), m=m, n=n, k=k)
             return
-        b_logical = b.data.reshape(*b_batch, k, n) if b.is_const else None
-        if int(np.prod(b_batch, dtype=np.int64)) == 1:
+        b_logical = None
+        if b.is_const:
+            b_logical = b.data.reshape(*b_batch, n, k).swapaxes(-1, -2) if trans_b else b.data.reshape(*b_batch, k, n)
+        a_strides = (1, m) if trans_a else (k, 1)
+        b_strides = (1, k) if trans_b else (n, 1)
+        a_matrices = int(np.prod(a_batch, dtype=np.int64))
+        if int(np.prod(b_batch, dtype=np.int64)) == 1 and (a_matrices == 1 or not trans_a):
             # one B for every matrix of A: A's batch rows stack into one taller product
-            rows = int(np.prod(a_batch, dtype=np.int64)) * m
-            emit_gemm(ctx, rows, n, k, Operand(a, k, 1), Operand(b, n, 1), node.outputs[0],
+            emit_gemm(ctx, a_matrices * m, n, k, Operand(a, *a_strides), Operand(b, *b_strides), node.outputs[0],
                       b_logical=None if b_logical is None else b_logical.reshape(k, n))
             return
         nest = loop_nest(out_batch, [a_batch, b_batch])
-        emit_gemm(ctx, m, n, k, Operand(a, k, 1, m * k), Operand(b, n, 1, k * n), node.outputs[0],
+        emit_gemm(ctx, m, n, k, Operand(a, *a_strides, m * k), Operand(b, *b_strides, k * n), node.outputs[0],
                   b_logical=b_logical, nest=nest)
 
     def flops(self, node: Node) -> int:

@@ -13,9 +13,14 @@ from ..ir import Graph
 
 PIPELINES: dict[int, list[str]] = {
     0: ["fold_constants", "eliminate_dead_code", "widen_float16"],
-    1: ["fold_constants", "remove_identities", "eliminate_dead_code", "widen_float16"],
-    2: ["fold_constants", "remove_identities", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
-    3: ["fold_constants", "remove_identities", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
+    1: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+        "fold_batch_norm", "fuse_matmul_add", "eliminate_dead_code", "widen_float16"],
+    2: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+        "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
+        "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
+    3: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+        "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
+        "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }
 
 

@@ -1,0 +1,91 @@
+"""Common-subexpression elimination: a node computing what an earlier node already computes (same op, domain,
+opset, attributes and inputs) goes, and its readers read the earlier node's outputs. Constants compare by
+value: equal constants merge first (one copy in the weights blob), so nodes reading equal weights match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..ir import Graph, Node, Value
+
+
+def run(graph: Graph) -> dict:
+    subst: dict[int, Value] = {}  # id(value) -> the equal value that replaces it
+    constants: dict[tuple, list[Value]] = {}
+    checked: set[int] = set()  # constants compared once
+    seen: dict[tuple, Node] = {}
+    kept, merged = [], {}
+    merged_constants = 0
+    for node in graph.nodes:
+        inputs = []
+        for v in node.inputs:
+            v = subst.get(id(v), v) if v is not None else None
+            if v is not None and v.is_const and id(v) not in checked:
+                checked.add(id(v))
+                same = _equal_constant(v, constants)
+                if same is not v:
+                    subst[id(v)] = same
+                    merged_constants += 1
+                v = same
+            inputs.append(v)
+        node.inputs = inputs
+        key = _key(node)
+        first = seen.get(key) if key is not None else None
+        if first is None:
+            if key is not None:
+                seen[key] = node
+            kept.append(node)
+            continue
+        for mine, theirs in zip(node.outputs, first.outputs):
+            subst[id(mine)] = theirs
+        merged[node.op_type] = merged.get(node.op_type, 0) + 1
+    graph.nodes = kept
+    graph.outputs = [subst.get(id(v), v) for v in graph.outputs]
+    return {"merged_nodes": sum(merged.values()), "by_op": dict(sorted(merged.items())),
+            "merged_constants": merged_constants}
+
+
+def _key(node: Node) -> tuple | None:
+    """What the node computes; None when it cannot be compared (an attribute with no stable form)."""
+    try:
+        attrs = tuple(sorted((name, _frozen(value)) for name, value in node.attrs.items()))
+        hash(attrs)
+    except TypeError:
+        return None
+    return (node.op_type, node.domain, node.opset, attrs, tuple(id(v) if v is not None else None for v in node.inputs),
+            tuple(bool(v.name) for v in node.outputs))
+
+
+def _frozen(value):
+    if isinstance(value, np.ndarray):
+        return ("tensor", value.dtype.str, value.shape, _digest(value))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if hasattr(value, "SerializeToString"):  # an ONNX message (a graph, a type proto)
+        return ("proto", value.SerializeToString())
+    return value
+
+
+def _bytes(data: np.ndarray):
+    """The values' bytes without a copy (strings: their values, not object pointers)."""
+    if data.dtype.kind in "OUS":
+        return repr(data.tolist()).encode()
+    return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+
+
+def _digest(data: np.ndarray) -> str:
+    return hashlib.sha1(_bytes(data)).hexdigest()
+
+
+def _equal_constant(value: Value, constants: dict[tuple, list[Value]]) -> Value:
+    """The first constant seen with the same dtype, shape and bytes as `value` (or `value` itself)."""
+    key = (value.dtype.str, value.shape, _digest(value.data))
+    bucket = constants.setdefault(key, [])
+    for other in bucket:
+        if other is value or np.array_equal(_bytes(other.data), _bytes(value.data)):
+            return other
+    bucket.append(value)
+    return value
