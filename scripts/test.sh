@@ -9,6 +9,11 @@ if ! command -v gcc >/dev/null 2>&1; then  # tests/robustness compile generated 
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gcc libc6-dev
 fi
 
+if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null 2>&1; then  # tests/targets/test_web.py: wasm32 in Chromium and Node
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium nodejs
+fi
+
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
