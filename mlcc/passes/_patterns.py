@@ -1,0 +1,261 @@
+"""What the recognise_* passes share: a view of who produces and reads each value, checks that a matched
+group of nodes is closed (nothing outside reads its intermediates), the swap of that group for one node, and
+a small symbolic algebra that turns an elementwise subgraph into a polynomial.
+
+The polynomial form is what makes the recognisers indifferent to how an exporter associated and ordered a
+formula: x * 0.5 * (1 + erf(x / sqrt 2)), (x * (erf(x * 0.7071) + 1)) * 0.5 and 0.5 * x + 0.5 * x * erf(...)
+all expand to the same {x: 0.5, x*E: 0.5}. Coefficients are float64 arrays (a LayerNorm's gamma and beta are
+coefficients too), compared with a relative tolerance.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from ..ir import Graph, Node, Value
+
+ELEMENTWISE_ALGEBRA = ("Add", "Sub", "Mul", "Div", "Neg", "Pow", "Reciprocal")
+
+
+class Matcher:
+    """Producers and readers of every value of `graph`, rebuilt after each rewrite."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.readers = self.graph.consumers()
+        self.producers = {id(v): n for n in self.graph.nodes for v in n.outputs}
+        self.outputs = {id(v) for v in self.graph.outputs}
+        self.order = {id(n): i for i, n in enumerate(self.graph.nodes)}
+        self.names = {v.name for v in self.graph.values()}
+
+    def fresh(self, base: str) -> str:
+        """A value name not taken yet."""
+        name, i = base, 1
+        while name in self.names:
+            i += 1
+            name = f"{base}_{i}"
+        self.names.add(name)
+        return name
+
+    def producer(self, value: Value | None, *op_types: str) -> Node | None:
+        """The default-domain node making `value`, if its op is one of `op_types` (any op when none given)."""
+        node = self.producers.get(id(value)) if value is not None else None
+        if node is None or node.domain or (op_types and node.op_type not in op_types):
+            return None
+        return node
+
+    def readers_of(self, value: Value) -> list[Node]:
+        return self.readers.get(id(value), [])
+
+    def sole_reader(self, value: Value) -> Node | None:
+        """The one node reading `value` (once), when no other node and no graph output needs it."""
+        readers = self.readers_of(value)
+        if id(value) in self.outputs or len(readers) != 1 or readers[0].inputs.count(value) != 1:
+            return None
+        return readers[0]
+
+    def closed(self, nodes: list[Node], result: Value) -> bool:
+        """True when every value the nodes make, except `result`, is read only by these nodes."""
+        members = {id(n) for n in nodes}
+        for node in nodes:
+            for v in node.outputs:
+                if v is result or not v.name:
+                    continue
+                if id(v) in self.outputs or any(id(r) not in members for r in self.readers_of(v)):
+                    return False
+        return True
+
+    def swap(self, nodes: list[Node], new: Node) -> None:
+        """Remove `nodes` and put `new` where the last of them was (it reads only what they could)."""
+        members = {id(n) for n in nodes}
+        last = max(self.order[id(n)] for n in nodes)
+        kept = []
+        for i, n in enumerate(self.graph.nodes):
+            if i == last:
+                kept.append(new)
+            elif id(n) not in members:
+                kept.append(n)
+        self.graph.nodes = kept
+        self.refresh()
+
+
+def scalar(value: Value | None) -> float | None:
+    """The value of a constant whose elements are all equal (a broadcast scalar), else None."""
+    if value is None or not value.is_const or value.size == 0 or value.dtype.kind not in "fiu":
+        return None
+    flat = value.data.reshape(-1)
+    return float(flat[0]) if np.all(flat == flat[0]) else None
+
+
+def close(a: float | None, b: float, rtol: float = 1e-4) -> bool:
+    return a is not None and abs(a - b) <= rtol * abs(b)
+
+
+def reduce_axes(node: Node, rank: int) -> tuple[int, ...] | None:
+    """The sorted axes a Reduce* node reduces (from its attribute or, in newer opsets, its input); None
+    when they are not constants or the node reduces nothing."""
+    given = node.input(1)
+    if given is not None:
+        if not given.is_const:
+            return None
+        axes = [int(a) for a in given.data.reshape(-1)]
+    else:
+        axes = node.attrs.get("axes")
+        axes = None if axes is None else [int(a) for a in axes]
+    if not axes:
+        if node.attrs.get("noop_with_empty_axes", 0):
+            return None
+        return tuple(range(rank))
+    if any(not -rank <= a < rank for a in axes):
+        return None
+    return tuple(sorted({a % rank for a in axes}))
+
+
+def keeps_dims(node: Node) -> bool:
+    return bool(node.attrs.get("keepdims", 1))
+
+
+# --- polynomials ----------------------------------------------------------------------------------
+Monomial = tuple[int, ...]  # the power of each variable
+Poly = dict[Monomial, np.ndarray]
+
+
+def poly_add(p: Poly, q: Poly, sign: float = 1.0) -> Poly:
+    out = dict(p)
+    for mono, c in q.items():
+        out[mono] = out[mono] + sign * c if mono in out else sign * c
+    return out
+
+
+def poly_mul(p: Poly, q: Poly) -> Poly:
+    out: Poly = {}
+    for m1, c1 in p.items():
+        for m2, c2 in q.items():
+            mono = tuple(a + b for a, b in zip(m1, m2))
+            out[mono] = out[mono] + c1 * c2 if mono in out else c1 * c2
+    return out
+
+
+def poly_scale(p: Poly, factor) -> Poly:
+    return {mono: c * factor for mono, c in p.items()}
+
+
+def constant_part(p: Poly, variables: int) -> np.ndarray | None:
+    """The coefficient of a polynomial that is a constant only, else None."""
+    zero = (0,) * variables
+    return p[zero] if set(p) <= {zero} and zero in p else None
+
+
+def trimmed(p: Poly) -> Poly:
+    return {mono: c for mono, c in p.items() if np.any(np.abs(c) > 1e-12)}
+
+
+def matches(p: Poly, target: dict[Monomial, float], rtol: float = 1e-4) -> bool:
+    """p equals `target`, whose coefficients are scalars, up to a relative tolerance (each coefficient of
+    p constant across its array)."""
+    p = trimmed(p)
+    if set(p) != set(target):
+        return False
+    for mono, want in target.items():
+        c = np.asarray(p[mono])
+        if not np.all(np.abs(c - want) <= rtol * abs(want)):
+            return False
+    return True
+
+
+class Expander:
+    """Expands a value into a polynomial of the `leaves` through Add, Sub, Mul, Neg, Pow by a small
+    integer, and Div or Reciprocal of constants; `inverse_leaves` are values whose reciprocal is a
+    variable (a standard deviation dividing). Records every node it expanded through in `nodes`."""
+
+    MAX_NODES = 40
+
+    def __init__(self, m: Matcher, leaves: dict[int, int], variables: int, inverse_leaves: dict[int, int] = {}):
+        self.m = m
+        self.leaves = leaves
+        self.inverse_leaves = inverse_leaves
+        self.variables = variables
+        self.nodes: list[Node] = []
+        self._memo: dict[int, Poly | None] = {}
+
+    def _variable(self, index: int) -> Poly:
+        return {tuple(int(i == index) for i in range(self.variables)): np.float64(1.0)}
+
+    def _constant(self, data) -> Poly:
+        return {(0,) * self.variables: np.asarray(data, dtype=np.float64)}
+
+    def expand(self, value: Value) -> Poly | None:
+        if id(value) not in self._memo:
+            self._memo[id(value)] = self._expand(value)
+        return self._memo[id(value)]
+
+    def _expand(self, value: Value) -> Poly | None:
+        if id(value) in self.leaves:
+            return self._variable(self.leaves[id(value)])
+        if value.is_const:
+            return self._constant(value.data) if value.dtype.kind == "f" else None
+        node = self.m.producer(value, *ELEMENTWISE_ALGEBRA)
+        if node is None or len(self.nodes) >= self.MAX_NODES:
+            return None
+        if node not in self.nodes:
+            self.nodes.append(node)
+        op, ins = node.op_type, node.inputs
+        if op == "Neg":
+            p = self.expand(ins[0])
+            return None if p is None else poly_scale(p, -1.0)
+        if op == "Reciprocal":
+            return self._inverse(ins[0])
+        if op == "Pow":
+            exponent = scalar(ins[1])
+            p = self.expand(ins[0])
+            if p is None or exponent is None or exponent != int(exponent) or not 1 <= exponent <= 4:
+                return None
+            out = p
+            for _ in range(int(exponent) - 1):
+                out = poly_mul(out, p)
+            return out
+        p = self.expand(ins[0])
+        if p is None:
+            return None
+        if op == "Div":
+            q = self._inverse(ins[1])
+            return None if q is None else poly_mul(p, q)
+        q = self.expand(ins[1])
+        if q is None:
+            return None
+        if op == "Mul":
+            return poly_mul(p, q)
+        return poly_add(p, q, 1.0 if op == "Add" else -1.0)
+
+    def _inverse(self, value: Value) -> Poly | None:
+        if id(value) in self.inverse_leaves:
+            return self._variable(self.inverse_leaves[id(value)])
+        p = self.expand(value)
+        c = None if p is None else constant_part(p, self.variables)
+        if c is None or np.any(c == 0):
+            return None
+        return self._constant(1.0 / c)
+
+
+def forward_candidates(m: Matcher, start: Value, depth: int, op_types=ELEMENTWISE_ALGEBRA) -> list[Node]:
+    """Nodes of `op_types` reachable from `start` through such nodes within `depth` steps, latest first."""
+    found: dict[int, Node] = {}
+    frontier = [start]
+    for _ in range(depth):
+        following = []
+        for v in frontier:
+            for reader in m.readers_of(v):
+                if reader.op_type in op_types and not reader.domain and id(reader) not in found:
+                    found[id(reader)] = reader
+                    following.extend(reader.outputs)
+        frontier = following
+    return sorted(found.values(), key=lambda n: -m.order[id(n)])
+
+
+def same_elements(a: Value, b: Value) -> bool:
+    return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype and prod(a.shape) > 0
