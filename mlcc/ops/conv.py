@@ -8,9 +8,12 @@ the input rows themselves. Depthwise convolutions (one input channel per group) 
 
 from __future__ import annotations
 
-from ..ir import Node
+import numpy as np
+
+from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_geometry
+from ._epilogue import node_epilogue
 from ._gemm import Epilogue, chunk_columns, packed_size, tile_for
 
 
@@ -28,6 +31,21 @@ def _offset(*terms: tuple[str, int]) -> str | None:
 class Conv(Op):
     op_type = "Conv"
     attrs = dict(CONV_ATTRS)
+    epilogue_input = 3
+
+    def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
+        y, old = node.outputs[0], node.input(2)
+        padded = (1,) * (len(y.shape) - bias.ndim) + bias.shape
+        if bias.ndim > len(y.shape) or any(d != 1 for i, d in enumerate(padded) if i != 1):
+            return False  # not one value per output channel
+        total = np.broadcast_to(bias.reshape(-1), (y.shape[1],)).astype(np.float32)
+        if old is not None:
+            if not old.is_const:
+                return False
+            total = total + old.data
+        name = f"{old.name if old is not None else node.name + '_bias'}_fused"
+        node.inputs = [*node.inputs[:2], Value(name, np.dtype(np.float32), total.shape, total), *node.inputs[3:]]
+        return True
 
     def infer(self, node: Node):
         geo = conv_geometry(node)
@@ -40,6 +58,8 @@ class Conv(Op):
         geo = conv_geometry(node)
         x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
         images, channels = x.shape[0], x.shape[1]
+        if epilogue is None:  # what passes/fuse_epilogues attached: rows are channels, columns pixels
+            epilogue = node_epilogue(node, self.epilogue_input, geo.out_size, 1, y.size // max(images, 1))
         groups, out_channels = int(node.attrs["group"]), w.shape[0]
         group_in, group_out = channels // groups, out_channels // groups
         ctx.use_kernels("f32-conv")

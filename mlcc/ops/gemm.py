@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import Node
+from ..ir import Node, Value
 from . import Op, register
+from ._epilogue import node_epilogue
 from ._gemm import Operand, bias_strides, emit_gemm
 
 
@@ -33,6 +34,22 @@ def _dims(node: Node) -> tuple[int, int, int]:
 class Gemm(Op):
     op_type = "Gemm"
     attrs = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
+    epilogue_input = 3
+
+    def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
+        old, y = node.input(2), node.outputs[0]
+        if bias.ndim > 2 or (old is not None and not old.is_const):
+            return False
+        scaled = np.float32(node.attrs["beta"]) * old.data if old is not None else np.zeros((), np.float32)
+        total = (scaled + bias).astype(np.float32)
+        if np.broadcast_shapes(total.shape, y.shape) != y.shape:
+            return False
+        if len(node.inputs[0].shape) > 2 and total.size != (total.shape[-1] if total.shape else 1):
+            return False  # stacked rows take a bias along N only
+        name = f"{old.name if old is not None else node.name + '_bias'}_fused"
+        node.inputs = [*node.inputs[:2], Value(name, np.dtype(np.float32), total.shape, total), *node.inputs[3:]]
+        node.attrs["beta"] = 1.0
+        return True
 
     def lower(self, node: Node, ctx) -> None:
         a, b, c = node.inputs[0], node.inputs[1], node.input(2)
@@ -53,7 +70,7 @@ class Gemm(Op):
         bias_rs, bias_cs = bias_strides(bias_shape, m, n) if c is not None else (0, 0)
         emit_gemm(ctx, m, n, k, a_op, b_op, node.outputs[0], b_logical=b_logical,
                   alpha=float(node.attrs["alpha"]), bias=c, bias_rs=bias_rs, bias_cs=bias_cs,
-                  beta=float(node.attrs["beta"]))
+                  beta=float(node.attrs["beta"]), epilogue=node_epilogue(node, self.epilogue_input, n, 1))
 
     def flops(self, node: Node) -> int:
         m, n, k = _dims(node)

@@ -17,6 +17,7 @@ from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
 from ._broadcast import loop_nest
+from ._epilogue import node_epilogue
 from ._gemm import Operand, emit_gemm
 
 
@@ -44,6 +45,7 @@ def _matrices(node: Node):
 @register
 class MatMul(Op):
     op_type = "MatMul"
+    epilogue_input = 2
 
     def lower(self, node: Node, ctx) -> None:
         a, b = node.inputs[0], node.inputs[1]
@@ -66,11 +68,12 @@ class MatMul(Op):
         if int(np.prod(b_batch, dtype=np.int64)) == 1 and (a_matrices == 1 or not trans_a):
             # one B for every matrix of A: A's batch rows stack into one taller product
             emit_gemm(ctx, a_matrices * m, n, k, Operand(a, *a_strides), Operand(b, *b_strides), node.outputs[0],
-                      b_logical=None if b_logical is None else b_logical.reshape(k, n))
+                      b_logical=None if b_logical is None else b_logical.reshape(k, n),
+                      epilogue=node_epilogue(node, self.epilogue_input, n, 1))
             return
         nest = loop_nest(out_batch, [a_batch, b_batch])
         emit_gemm(ctx, m, n, k, Operand(a, *a_strides, m * k), Operand(b, *b_strides, k * n), node.outputs[0],
-                  b_logical=b_logical, nest=nest)
+                  b_logical=b_logical, nest=nest, epilogue=node_epilogue(node, self.epilogue_input, n, 1, m * n))
 
     def flops(self, node: Node) -> int:
         _, _, out_batch, m, n, k = _matrices(node)
