@@ -1,0 +1,1 @@
+"""mlcc's benchmark suite: `python -m benchmarks --help`."""

@@ -1,0 +1,163 @@
+"""python -m benchmarks: build the model suite, then measure in one run mlcc on the host vs onnxruntime (one
+thread) and mlcc wasm32 in wasmtime vs onnxruntime-web under node (one thread, SIMD), with this core's
+measured fp32 peak. Prints a markdown table and writes it, with every figure, to benchmarks/results/.
+
+    python -m benchmarks                      # the whole suite (tens of minutes)
+    python -m benchmarks --quick              # the small models, short budgets
+    python -m benchmarks --models resnet8,mlp --no-web
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+
+from benchmarks import measure, table
+from benchmarks.models import QUICK, SUITE, gemm_1024
+
+HERE = Path(__file__).resolve().parent
+GEMM = "gemm_1024"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", help=f"comma-separated subset of: {', '.join([*SUITE, GEMM])}")
+    p.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}, with short budgets")
+    p.add_argument("--budget", type=float, help="seconds of timed runs per measurement [8, quick 2]")
+    p.add_argument("--max-repeat", type=int, default=50, help="timed runs per measurement at most [50]")
+    p.add_argument("--no-wasm", action="store_true", help="skip mlcc wasm32 and onnxruntime-web")
+    p.add_argument("--no-web", action="store_true", help="skip onnxruntime-web")
+    p.add_argument("--work", type=Path, default=HERE / "work", help="models and builds go here [benchmarks/work]")
+    p.add_argument("--out", type=Path, help="results without extension [benchmarks/results/latest, or "
+                                            "benchmarks/results/partial for a subset]")
+    args = p.parse_args(argv)
+    names = [*SUITE, GEMM]
+    if args.models:
+        wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+        unknown = [m for m in wanted if m not in names]
+        if unknown:
+            p.error(f"unknown model(s) {', '.join(unknown)}; models are: {', '.join(names)}")
+        names = wanted
+    elif args.quick:
+        names = list(QUICK)
+    args.names = names
+    args.budget = args.budget or (2.0 if args.quick else 8.0)
+    full = not args.models and not args.quick
+    args.out = args.out or HERE / "results" / ("latest" if full else "partial")
+    return args
+
+
+def install_web() -> str | None:
+    """npm ci into benchmarks/web when onnxruntime-web is missing; None when ready, else why not."""
+    if measure.web_available() is None:
+        return None
+    if shutil.which("npm") is None:
+        return "npm is not installed"
+    proc = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=measure.WEB, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        return f"npm ci failed (registry unreachable?): {lines[-1] if lines else ''}"
+    return measure.web_available()
+
+
+def environment(web_note: str | None) -> dict:
+    import importlib.metadata
+
+    import onnxruntime
+
+    from mlcc import __version__
+    from mlcc.targets import resolve
+
+    def text(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=HERE).stdout.strip()
+        except OSError:
+            return ""
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"), "cpu": cpu, "cores": os.cpu_count(),
+        "load_average": os.getloadavg(), "mlcc": __version__,
+        "commit": text(["git", "rev-parse", "--short", "HEAD"]) + ("+dirty" if text(["git", "status", "--porcelain", "--", "../mlcc", "../runtime_c"]) else ""),
+        "host_target": resolve("host").name, "onnxruntime": onnxruntime.__version__,
+        "wasmtime": importlib.metadata.version("wasmtime"), "node": text(["node", "--version"]),
+        "web_note": web_note, "python": platform.python_version(),
+    }
+
+
+def run_model(name: str, args, log) -> dict:
+    from mlcc.cli import random_inputs
+
+    row: dict = {"model": name}
+    models_dir, builds = args.work / "models", args.work / "build"
+    models_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        model = gemm_1024() if name == GEMM else SUITE[name]()
+    except Exception as exc:  # noqa: BLE001
+        return {**row, "error": measure.failure(exc)["error"]}
+    path = models_dir / f"{name}.onnx"
+    onnx.save(model, str(path))
+    specs = measure.input_specs(model)
+    feeds = random_inputs(specs, seed=0)
+    log(f"{name}: onnxruntime")
+    row["ort"], expected = measure.ort_latency(model, feeds, args.budget, args.max_repeat)
+    log(f"{name}: mlcc host build")
+    row["mlcc_build"] = measure.mlcc_build(path, "host", builds / f"{name}-host")
+    log(f"{name}: mlcc host bench")
+    row["mlcc"] = measure.mlcc_latency(row["mlcc_build"], feeds, expected, args.budget, args.max_repeat)
+    row["flops"] = row["mlcc_build"].get("flops")
+    if not args.no_wasm:
+        log(f"{name}: mlcc wasm32 build")
+        row["wasm_build"] = measure.mlcc_build(path, "wasm32", builds / f"{name}-wasm32")
+        log(f"{name}: mlcc wasm32 bench")
+        row["wasm"] = measure.mlcc_latency(row["wasm_build"], feeds, expected, args.budget, args.max_repeat)
+        row["flops"] = row["flops"] or row["wasm_build"].get("flops")
+        if not args.no_web:
+            log(f"{name}: onnxruntime-web")
+            estimate = next((row[k]["median_ms"] / 1e3 for k in ("wasm", "ort") if "median_ms" in row[k]), 1.0)
+            row["web"] = measure.web_latency(path, specs, estimate, args.budget, args.max_repeat)
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    def log(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    web_note = None if args.no_wasm or args.no_web else install_web()
+    if web_note:
+        log(f"onnxruntime-web skipped: {web_note}")
+    env = environment("skipped" if args.no_web or args.no_wasm else web_note)
+    log("measuring this core's fp32 peak")
+    peak = measure.peak_gflops(args.work)
+    rows = []
+    for name in args.names:
+        rows.append(run_model(name, args, log))
+        log(f"{name}: {table.row_summary(rows[-1])}")
+    env["load_average_end"] = os.getloadavg()
+    results = {"environment": env, "peak_gflops": peak, "host_isa": measure.host_isa(), "budget_s": args.budget,
+               "rows": rows}
+    text = table.markdown(results)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".md").write_text(text)
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    print(text)
+    log(f"wrote {args.out.with_suffix('.md')} and .json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The four measurements of one model, and this core's peak. Each returns a dict; a failure is a dict with
+"error" (one line), never an exception: a row is never hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from mlcc import bench as mlcc_bench, runners
+from mlcc.pipeline import BuildOptions, build
+from mlcc.targets import resolve
+from mlcc.verify import compare
+
+HERE = Path(__file__).resolve().parent
+WEB = HERE / "web"
+ORT_MAX_IR_VERSION = 10
+# Outputs must match onnxruntime within these before a latency counts (f32 kernels reorder sums).
+RTOL, ATOL = 1e-2, 1e-3
+
+
+def failure(exc: BaseException) -> dict:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return {"error": f"{type(exc).__name__}: {text[:300]}", "trace": traceback.format_exc(limit=3)}
+
+
+def input_specs(model: onnx.ModelProto) -> list[dict]:
+    inits = {i.name for i in model.graph.initializer}
+    specs = []
+    for x in model.graph.input:
+        if x.name in inits:
+            continue
+        t = x.type.tensor_type
+        specs.append({"name": x.name, "dtype": np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)).name,
+                      "shape": [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]})
+    return specs
+
+
+def repeats_for(seconds_per_run: float, budget: float, most: int) -> tuple[int, int]:
+    """(warm-up, timed) runs that fit `budget` seconds: at least 3 timed runs, at most `most`."""
+    repeat = int(min(most, max(3, budget / max(seconds_per_run, 1e-6))))
+    return min(3, max(1, repeat // 5)), repeat
+
+
+def summary(times_ms: list[float]) -> dict:
+    ms = np.asarray(times_ms, dtype=np.float64)
+    return {"median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90)), "runs": int(ms.size)}
+
+
+def mlcc_build(model_path: Path, target: str, out: Path) -> dict:
+    try:
+        started = time.perf_counter()
+        folder, report = build(model_path, BuildOptions(target=target, out_dir=out))
+        return {"folder": str(folder), "build_s": time.perf_counter() - started, "flops": report["flops"],
+                "arena_bytes": report["arena_bytes"], "weights_bytes": report["weights_bytes"],
+                "code_bytes": report["code_bytes"], "target": report["target"]}
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a table cell
+        return failure(exc)
+
+
+def mlcc_latency(built: dict, feeds: dict, expected: dict | None, budget: float, most: int) -> dict:
+    """mlcc bench on a built folder, after one untimed run that checks the outputs against onnxruntime."""
+    if "error" in built:
+        return {"error": "build failed"}
+    try:
+        model = runners.load(built["folder"])
+        started = time.perf_counter()
+        got = model.run(feeds)
+        first = time.perf_counter() - started
+        check = _check(got, expected)
+        del model
+        warmup, repeat = repeats_for(first, budget, most)
+        result = mlcc_bench.bench(built["folder"], warmup, repeat)
+        return {"median_ms": result["median_ms"], "p90_ms": result["p90_ms"], "runs": repeat,
+                "overhead_ms": result["overhead_ms"], "clock": result["clock"], **check}
+    except Exception as exc:  # noqa: BLE001
+        return failure(exc)
+
+
+def _check(got: dict, expected: dict | None) -> dict:
+    if expected is None:
+        return {"check": "no reference"}
+    worst = 0.0
+    ok = True
+    for name, value in got.items():
+        if name in expected:
+            c = compare(value, expected[name], RTOL, ATOL)
+            ok &= c.ok
+            worst = max(worst, c.max_abs)
+    return {"check": "ok" if ok else "MISMATCH", "max_abs_err": worst}
+
+
+def ort_session(model: onnx.ModelProto):
+    import onnxruntime as ort
+
+    if model.ir_version > ORT_MAX_IR_VERSION:
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        model.ir_version = ORT_MAX_IR_VERSION
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def ort_latency(model: onnx.ModelProto, feeds: dict, budget: float, most: int) -> tuple[dict, dict | None]:
+    """onnxruntime, one thread, all graph optimisations: (timing, outputs) with each session.run timed."""
+    try:
+        session = ort_session(model)
+        names = [o.name for o in session.get_outputs()]
+        started = time.perf_counter()
+        outputs = dict(zip(names, session.run(names, feeds)))
+        warmup, repeat = repeats_for(time.perf_counter() - started, budget, most)
+        for _ in range(warmup):
+            session.run(names, feeds)
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter_ns()
+            session.run(names, feeds)
+            times.append((time.perf_counter_ns() - started) / 1e6)
+        return summary(times), outputs
+    except Exception as exc:  # noqa: BLE001
+        return failure(exc), None
+
+
+def web_available() -> str | None:
+    """None when onnxruntime-web is installed under benchmarks/web, else why not."""
+    if not (WEB / "node_modules" / "onnxruntime-web").is_dir():
+        return "onnxruntime-web is not installed (npm ci in benchmarks/web failed or was skipped)"
+    return None
+
+
+def web_latency(model_path: Path, specs: list[dict], estimate_s: float, budget: float, most: int) -> dict:
+    """onnxruntime-web (wasm, one thread, SIMD) under node, each session.run timed with performance.now."""
+    why = web_available()
+    if why:
+        return {"error": why}
+    warmup, repeat = repeats_for(estimate_s, budget, most)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(specs, f)
+    try:
+        proc = subprocess.run(["node", "--max-old-space-size=8192", str(WEB / "bench.mjs"), str(model_path), f.name,
+                               str(warmup), str(repeat)], capture_output=True, text=True, cwd=WEB,
+                              timeout=max(600, 30 * estimate_s * (warmup + repeat)))
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out"}
+    finally:
+        Path(f.name).unlink()
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+        return {"error": f"node exit {proc.returncode}: {(lines[-1] if lines else '')[:300]}"}
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**summary(result["times_ms"]), "version": result["version"]}
+
+
+def peak_gflops(work: Path) -> dict:
+    """This core's fp32 FMA peak, per ISA the CPU has (benchmarks/peak.c)."""
+    from mlcc.targets import _host_cpu_flags
+
+    flags = _host_cpu_flags()
+    isas = [isa for isa, needs in (("avx512", {"avx512f"}), ("avx2", {"avx2", "fma"})) if needs <= flags]
+    if not isas:
+        return {"error": "no AVX2 or AVX-512 on this CPU"}
+    exe = work / "peak"
+    try:
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-O2", "-std=c99",
+                        "-Wall", "-Wextra", "-Werror", str(HERE / "peak.c"), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+        proc = subprocess.run([str(exe), *isas], check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as exc:
+        return {"error": f"peak.c: {(exc.stderr or '').strip()[:300]}"}
+    return json.loads(proc.stdout)
+
+
+def host_isa() -> str:
+    """The ISA whose peak the host target's rate is compared to."""
+    return "avx512" if "avx512f" in resolve("host").features else "avx2"

@@ -1,0 +1,83 @@
+"""`mlcc bench` on a tiny model: real numbers, consistent statistics, a profile that adds up, one-line errors.
+No timed assertions: only relations that hold on any machine."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tests.cli.test_cli import assert_one_line_error, mlcc
+
+
+def small_model(path):
+    """MatMul + Add + Tanh + Softmax on 32x64: a few steps, some FLOPs, a fraction of a millisecond."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="proj"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Tanh", ["hb"], ["t"], name="act"),
+             helper.make_node("Softmax", ["t"], ["y"], name="probs", axis=-1)]
+    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bench")
+    model = small_model(tmp / "small.onnx")
+    folders = {}
+    for target in ("host", "wasm32"):
+        proc = mlcc("build", model, "-t", target, "-O0", "-o", tmp / target)
+        assert proc.returncode == 0, proc.stderr
+        folders[target] = tmp / target
+    return folders
+
+
+@pytest.mark.parametrize("target", ["host", "wasm32"])
+def test_bench_json(built, target):
+    proc = mlcc("bench", built[target], "--warmup", "2", "--repeat", "15", "--json", "--profile")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    report = json.loads((built[target] / "report.json").read_text())
+    assert len(result["times_ms"]) == 15 and all(t > 0 for t in result["times_ms"])
+    assert 0 < result["min_ms"] <= result["median_ms"] <= result["p90_ms"]
+    assert 0 <= result["overhead_ms"] < result["median_ms"]
+    assert result["flops"] == report["flops"] > 0 and result["gflops_per_s"] > 0
+    for key in ("arena_bytes", "weights_bytes", "code_bytes"):
+        assert result[key] == report[key]
+    profile = result["profile"]
+    assert [r["node"] for r in profile["rows"]] == [s["node"] for s in report["steps"]]
+    assert all(r["ms"] >= 0 for r in profile["rows"])
+    assert sum(r["share"] for r in profile["rows"]) == pytest.approx(1.0, abs=1e-6)
+    # the steps are timed inside the instrumented call: they add up to at most its total, and most of it
+    assert 0.5 * profile["total_ms"] <= profile["steps_ms"] <= profile["total_ms"] * 1.0001
+    proj = next(r for r in profile["rows"] if r["node"] == "proj")
+    assert proj["flops"] == 2 * 32 * 64 * 64
+
+
+def test_bench_text_and_profile_table(built):
+    proc = mlcc("bench", built["host"], "--repeat", "5", "--profile", "--top", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "median" in proc.stdout and "p90" in proc.stdout and "arena" in proc.stdout
+    assert "per-step profile" in proc.stdout and "(2 more steps)" in proc.stdout and "by op:" in proc.stdout
+
+
+def test_bench_builds_a_model_file(tmp_path):
+    proc = mlcc("bench", small_model(tmp_path / "m.onnx"), "-t", "wasm32", "--repeat", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["target"] == "wasm32"
+
+
+def test_bench_errors(built, tmp_path):
+    assert_one_line_error(mlcc("bench", tmp_path / "nowhere"), "no such build folder")
+    assert_one_line_error(mlcc("bench", tmp_path), "report.json")
+    assert_one_line_error(mlcc("bench", built["host"], "--repeat", "0"), "--repeat")
+    assert_one_line_error(mlcc("bench", built["host"], "--warmup", "-1"), "--warmup")
+    assert_one_line_error(mlcc("bench", built["host"], "--repeat", "many"), "--repeat")
