@@ -189,9 +189,10 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
     folder, report = run_build(model, options)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
     click.echo(f"built {folder}/ for {report['target']}: {artifacts}")
-    code = ", ".join(f"{k} {v} B" for k, v in report["code_bytes"].items())
-    click.echo(f"  arena {report['arena_bytes']} B (intermediates {report['intermediates_bytes']} B), "
-               f"weights {report['weights_bytes']} B{', ' + code if code else ''}")
+    sizes = report["size"]["artifacts"]
+    code = "; ".join(f"{s['code_bytes']} B in {report['artifacts'][k]}" for k, s in sizes.items()) or "not compiled"
+    click.echo(f"  size: code {code}; read-only weights {report['weights_bytes']} B; arena {report['arena_bytes']} B "
+               f"(intermediates {report['intermediates_bytes']} B)")
 
 
 @main.command()

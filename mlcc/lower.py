@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cnames, dtypes, ops
+from . import cnames, dtypes, freestanding, ops
 from .errors import UnsupportedError
 from .ir import Graph, Node, Value
 from .targets import Target
@@ -139,9 +139,13 @@ def lower_graph(graph: Graph, target: Target) -> Program:
                                    "which is disabled", node.where())
         ctx.step = Step(node)
         op.lower(node, ctx)
+        if not target.libc:
+            freestanding.check_step(ctx.step, target)
         steps.append(ctx.step)
     if missing:
         listed = ", ".join(f"{n.op_type} ({n.name!r})" for n in missing)
         raise UnsupportedError(f"no implementation for {len(missing)} node(s) on target {target.name}: {listed}")
     ctx.step = None
+    if not target.libc:
+        ctx.use_kernels(freestanding.FAMILY)  # the runtime's own math and memory functions
     return Program(graph, target, steps, ctx.names, ctx.kernel_families, ctx.static_arrays)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, ops
+from .sizes import artifact_sizes
 
 
 def tensor_info(value, name: str | None = None) -> dict:
@@ -28,6 +29,7 @@ def step_info(node) -> dict:
 
 def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, seconds: float) -> dict:
     graph, memory = compiled.graph, compiled.plan
+    sizes = {kind: artifact_sizes(out_dir / rel) for kind, rel in artifacts.items()}
     return {
         "mlcc_version": __version__,
         "name": compiled.name,
@@ -40,7 +42,8 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values},
         "weights_bytes": sources.weights_bytes,
         "weights_tensors": sources.weights_count,
-        "code_bytes": {kind: (out_dir / rel).stat().st_size for kind, rel in artifacts.items()},
+        "code_bytes": {kind: s["code_bytes"] for kind, s in sizes.items()},  # machine code only, per artifact
+        "size": {"weights_bytes": sources.weights_bytes, "arena_bytes": memory.arena_bytes, "artifacts": sizes},
         "artifacts": artifacts,
         "files": sources.files,
         "flops": model_flops(graph),

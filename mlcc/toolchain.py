@@ -40,15 +40,17 @@ def target_flags(target: Target) -> list[str]:
     if target.cpu:
         flags.append(f"-mcpu={target.cpu}")
     flags += list(target.cflags)
-    if not target.is_wasm:
-        flags.append("-fPIC")
+    if not target.is_wasm and (target.libc or "shared_library" in target.artifacts):
+        flags.append("-fPIC")  # bare-metal code is linked at fixed addresses: no GOT
     return flags
 
 
 def compile_flags(target: Target, include_dirs: list[str]) -> list[str]:
+    # Without a C library, the runtime's own <math.h> and <string.h> (mlcc/freestanding/) come first.
+    freestanding = [] if target.libc else [f"{d}/mlcc/freestanding" for d in include_dirs]
     return [
         *target_flags(target), "-std=c99", *OPTIMISE, *REPRODUCIBLE, *WARNINGS, "-fvisibility=hidden",
-        *(f"-I{d}" for d in include_dirs),
+        *(f"-I{d}" for d in freestanding), *(f"-I{d}" for d in include_dirs),
     ]
 
 
@@ -140,7 +142,8 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
         _run([*zig("cc"), *flags, "-c", f"{name}.c", "-o", str(model_obj)], cwd=str(out_dir))
         if "shared_library" in target.artifacts:
             so = f"lib{name}.so"
-            _run([*zig("cc"), *target_flags(target), "-shared", str(model_obj), *map(str, objects), "-o", so, *target.ldflags, "-lm"], cwd=str(out_dir))
+            libm = ["-lm"] if target.libc else ["-nostdlib"]  # freestanding: the runtime's own math
+            _run([*zig("cc"), *target_flags(target), "-shared", str(model_obj), *map(str, objects), "-o", so, *target.ldflags, *libm], cwd=str(out_dir))
             artifacts["shared_library"] = so
         if "static_library" in target.artifacts:
             members = [model_obj]

@@ -1,0 +1,101 @@
+"""Section sizes of built artifacts (ELF objects, shared libraries, executables, `ar` archives of ELF
+objects, WebAssembly modules), read from their headers in a few lines of struct, with no tool or dependency:
+what a board's flash and RAM must hold.
+
+code_bytes: executable sections (wasm: the code section); rodata_bytes: other allocated read-only sections
+(constants, weights, tables; on shared libraries also the dynamic symbol tables); data_bytes: initialised
+writable data (wasm: data segments, which hold the weights); bss_bytes: zero-initialised data.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+SHT_NOBITS = 8
+FIELDS = ("code_bytes", "rodata_bytes", "data_bytes", "bss_bytes")
+
+
+def _empty() -> dict[str, int]:
+    return dict.fromkeys(FIELDS, 0)
+
+
+def elf_sizes(blob: bytes) -> dict[str, int]:
+    """Sums of allocated sections by kind, from the section header table."""
+    is64, little = blob[4] == 2, blob[5] == 1
+    end = "<" if little else ">"
+    if is64:
+        shoff, = struct.unpack_from(end + "Q", blob, 0x28)
+        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x3A)
+        header = end + "IIQQQQ"  # name, type, flags, addr, offset, size
+    else:
+        shoff, = struct.unpack_from(end + "I", blob, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x2E)
+        header = end + "IIIIII"
+    sizes = _empty()
+    for i in range(shnum):
+        _, kind, flags, _, _, size = struct.unpack_from(header, blob, shoff + i * shentsize)
+        if not flags & SHF_ALLOC:
+            continue
+        if kind == SHT_NOBITS:
+            sizes["bss_bytes"] += size
+        elif flags & SHF_EXECINSTR:
+            sizes["code_bytes"] += size
+        elif flags & SHF_WRITE:
+            sizes["data_bytes"] += size
+        else:
+            sizes["rodata_bytes"] += size
+    return sizes
+
+
+def archive_sizes(blob: bytes) -> dict[str, int]:
+    """Sums over the ELF members of an `ar` archive (the symbol table and name table are skipped)."""
+    sizes, pos = _empty(), 8
+    while pos + 60 <= len(blob):
+        size = int(blob[pos + 48:pos + 58].decode().strip())
+        member = blob[pos + 60:pos + 60 + size]
+        if member[:4] == b"\x7fELF":
+            for k, v in elf_sizes(member).items():
+                sizes[k] += v
+        pos += 60 + size + (size & 1)
+    return sizes
+
+
+def _leb128(blob: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = blob[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def wasm_sizes(blob: bytes) -> dict[str, int]:
+    """The code section (10) and the data section (11) of a module; other sections are metadata."""
+    sizes, pos = _empty(), 8
+    while pos < len(blob):
+        section = blob[pos]
+        size, pos = _leb128(blob, pos + 1)
+        if section == 10:
+            sizes["code_bytes"] += size
+        elif section == 11:
+            sizes["data_bytes"] += size
+        pos += size
+    return sizes
+
+
+def artifact_sizes(path: Path) -> dict[str, int]:
+    """file_bytes plus the section sizes of any artifact kind mlcc writes."""
+    blob = Path(path).read_bytes()
+    if blob[:4] == b"\x7fELF":
+        sizes = elf_sizes(blob)
+    elif blob[:8] == b"!<arch>\n":
+        sizes = archive_sizes(blob)
+    elif blob[:4] == b"\0asm":
+        sizes = wasm_sizes(blob)
+    else:
+        sizes = _empty()
+    return {"file_bytes": len(blob), **sizes}
