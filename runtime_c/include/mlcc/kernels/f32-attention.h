@@ -1,0 +1,51 @@
+/* f32-attention: scaled dot-product attention, y = softmax(scale * Q K^T + mask) V, one (batch, head) at a
+ * time, on the f32-gemm kernels.
+ *
+ * Every operand is read in place through element strides over its logical [batch, head, row, column]
+ * dims, so the transposes and reshapes that split heads around an exported attention cost nothing; y's
+ * columns must be contiguous. Per (batch, head) K^T and V are packed once into `work`, then the queries go
+ * by blocks of block_rows: their scores (block_rows x kv_len floats of `work`) are computed by one GEMM,
+ * masked, normalised by a numerically stable softmax in place, and multiplied by V straight into y. No
+ * [batch, head, q_len, kv_len] tensor ever exists.
+ */
+#ifndef MLCC_KERNELS_F32_ATTENTION_H
+#define MLCC_KERNELS_F32_ATTENTION_H
+
+#include "mlcc/kernels/f32-gemm.h"
+#include "mlcc/runtime.h"
+
+/* Element strides of an operand over its logical dims (0 broadcasts a dim). */
+struct mlcc_f32_attention_strides {
+    size_t batch, head, row, col;
+};
+
+struct mlcc_f32_attention_params {
+    size_t batch, heads, q_len, kv_len, qk_dim, v_dim;
+    size_t kv_group;  /* query heads per key/value head: head h reads K and V of head h / kv_group */
+    struct mlcc_f32_attention_strides q, k, v, y;  /* k and v rows are keys */
+    struct mlcc_f32_attention_strides add_mask, keep_mask;  /* over [batch, head, query, key] */
+    size_t mask_cols;       /* keys the masks cover; later keys are masked */
+    float scale;
+    bool causal;            /* key j > query i is masked */
+    bool keep_when;         /* a score survives where the keep mask equals this */
+    float fill;             /* the score of a masked entry */
+    bool zero_masked_rows;  /* a row masked throughout gives zeros (ONNX Attention), else NaN (Softmax) */
+    size_t block_rows;
+};
+
+/* Floats of `work`: packed K^T and packed V (each rounded up to 16 floats), then block_rows x kv_len
+ * scores. */
+size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, size_t nr);
+
+/* add_mask (added to the scaled scores) and keep_mask (bool) may each be NULL. y may not overlap the
+ * inputs. */
+void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
+                        const float *q, const float *k, const float *v, const float *add_mask,
+                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
+
+/* The scalar oracle: the same contract in plain loops; work holds kv_len floats. */
+void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, const float *q, const float *k,
+                                   const float *v, const float *add_mask, const bool *keep_mask, float *y,
+                                   float *MLCC_RESTRICT work);
+
+#endif /* MLCC_KERNELS_F32_ATTENTION_H */

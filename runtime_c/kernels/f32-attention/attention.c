@@ -1,0 +1,117 @@
+/* f32 scaled dot-product attention on the f32-gemm kernels, and its scalar oracle. */
+#include <math.h>
+
+#include "mlcc/kernels/f32-attention.h"
+
+static size_t round16(size_t n)
+{
+    return (n + 15u) / 16u * 16u;
+}
+
+static size_t packed_floats(size_t k, size_t n, size_t nr)
+{
+    return (n + nr - 1u) / nr * nr * k;
+}
+
+size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, size_t nr)
+{
+    return round16(packed_floats(p->qk_dim, p->kv_len, nr)) + round16(packed_floats(p->kv_len, p->v_dim, nr))
+           + p->block_rows * p->kv_len;
+}
+
+/* Row i of (batch b, head h)'s scaled scores s: masks applied, then a numerically stable softmax in place
+ * (the row's maximum subtracted before exponentiating). */
+static void mask_and_softmax_row(const struct mlcc_f32_attention_params *p, size_t b, size_t h, size_t i,
+                                 const float *add_mask, const bool *keep_mask, float *MLCC_RESTRICT s)
+{
+    const size_t n = p->kv_len, cols = MLCC_MIN(p->mask_cols, n);
+    if (n == 0) return;
+    if (add_mask != NULL) {
+        const float *m = add_mask + b * p->add_mask.batch + h * p->add_mask.head + i * p->add_mask.row;
+        for (size_t j = 0; j < cols; ++j) s[j] += m[j * p->add_mask.col];
+    }
+    if (keep_mask != NULL) {
+        const bool *m = keep_mask + b * p->keep_mask.batch + h * p->keep_mask.head + i * p->keep_mask.row;
+        for (size_t j = 0; j < cols; ++j) {
+            if (m[j * p->keep_mask.col] != p->keep_when) s[j] = p->fill;
+        }
+    }
+    if (add_mask != NULL || keep_mask != NULL) {
+        for (size_t j = cols; j < n; ++j) s[j] = p->fill;
+    }
+    if (p->causal) {
+        for (size_t j = i + 1u; j < n; ++j) s[j] = p->fill;
+    }
+    float peak = s[0];
+    for (size_t j = 1; j < n; ++j) peak = s[j] > peak ? s[j] : peak;
+    if (p->zero_masked_rows && peak == -INFINITY) {
+        for (size_t j = 0; j < n; ++j) s[j] = 0.0f;
+        return;
+    }
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; ++j) {
+        s[j] = expf(s[j] - peak);
+        sum += s[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    for (size_t j = 0; j < n; ++j) s[j] *= inv_sum;
+}
+
+void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
+                        const float *q, const float *k, const float *v, const float *add_mask,
+                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
+{
+    const size_t nr = gemm->nr, n = p->kv_len;
+    float *packed_kt = work;
+    float *packed_v = packed_kt + round16(packed_floats(p->qk_dim, n, nr));
+    float *scores = packed_v + round16(packed_floats(n, p->v_dim, nr));
+    for (size_t b = 0; b < p->batch; ++b) {
+        for (size_t h = 0; h < p->heads; ++h) {
+            if (h % p->kv_group == 0) {  /* a new key/value head: pack K^T (qk_dim x n) and V (n x v_dim) */
+                const float *kh = k + b * p->k.batch + h / p->kv_group * p->k.head;
+                const float *vh = v + b * p->v.batch + h / p->kv_group * p->v.head;
+                mlcc_f32_gemm_pack_b(p->qk_dim, n, kh, p->k.col, p->k.row, nr, packed_kt);
+                mlcc_f32_gemm_pack_b(n, p->v_dim, vh, p->v.row, p->v.col, nr, packed_v);
+            }
+            for (size_t i0 = 0; i0 < p->q_len; i0 += p->block_rows) {
+                const size_t rows = MLCC_MIN(p->block_rows, p->q_len - i0);
+                const float *qi = q + b * p->q.batch + h * p->q.head + i0 * p->q.row;
+                mlcc_f32_gemm(gemm, rows, n, p->qk_dim, qi, p->q.row, p->q.col, packed_kt, scores, n, p->scale,
+                              NULL, 0u, 0u, 0.0f, NULL);
+                for (size_t r = 0; r < rows; ++r)
+                    mask_and_softmax_row(p, b, h, i0 + r, add_mask, keep_mask, scores + r * n);
+                float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
+                mlcc_f32_gemm(gemm, rows, p->v_dim, n, scores, n, 1u, packed_v, yi, p->y.row, 1.0f,
+                              NULL, 0u, 0u, 0.0f, NULL);
+            }
+        }
+    }
+}
+
+void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, const float *q, const float *k,
+                                   const float *v, const float *add_mask, const bool *keep_mask, float *y,
+                                   float *MLCC_RESTRICT work)
+{
+    for (size_t b = 0; b < p->batch; ++b) {
+        for (size_t h = 0; h < p->heads; ++h) {
+            const float *qh = q + b * p->q.batch + h * p->q.head;
+            const float *kh = k + b * p->k.batch + h / p->kv_group * p->k.head;
+            const float *vh = v + b * p->v.batch + h / p->kv_group * p->v.head;
+            for (size_t i = 0; i < p->q_len; ++i) {
+                for (size_t j = 0; j < p->kv_len; ++j) {
+                    float dot = 0.0f;
+                    for (size_t d = 0; d < p->qk_dim; ++d)
+                        dot += qh[i * p->q.row + d * p->q.col] * kh[j * p->k.row + d * p->k.col];
+                    work[j] = p->scale * dot;
+                }
+                mask_and_softmax_row(p, b, h, i, add_mask, keep_mask, work);
+                float *yi = y + b * p->y.batch + h * p->y.head + i * p->y.row;
+                for (size_t e = 0; e < p->v_dim; ++e) {
+                    float acc = 0.0f;
+                    for (size_t j = 0; j < p->kv_len; ++j) acc += work[j] * vh[j * p->v.row + e * p->v.col];
+                    yi[e * p->y.col] = acc;
+                }
+            }
+        }
+    }
+}
