@@ -1,7 +1,7 @@
 """Fuse what follows a convolution or matrix product into its epilogue, applied while the tile is in registers.
 
 For a node whose op takes an epilogue (`Op.epilogue_input`: Conv, Gemm, MatMul on float32), the chain
-    node -> [Add of a constant bias] -> [Add of a residual tensor] -> [activation]
+    node -> [Add of a constant bias] -> [Add (or a Sum of two) of a residual tensor] -> [activation]
 becomes the one node: the constant folds into the node's bias (`Op.absorb_bias`), the residual becomes an
 extra input at `epilogue_input`, and the activation (`Op.fused_activation`, or SiLU written as x * Sigmoid(x))
 goes into the attributes `activation` and `activation_params`. The kernel computes
@@ -46,7 +46,7 @@ class _Chain:
 
     # --- the links ------------------------------------------------------------------------------
     def other_operand(self, add: Node, value: Value) -> Value | None:
-        if add.op_type != "Add" or add.domain or len(add.inputs) != 2:
+        if add.op_type not in ("Add", "Sum") or add.domain or len(add.inputs) != 2:  # Sum of two is an Add
             return None
         a, b = add.inputs
         other = b if a is value else a if b is value else None

@@ -84,3 +84,14 @@ def test_batched_matmul_takes_a_residual_and_activation(target, tmp_path):
                  [helper.make_tensor_value_info("y", F, [2, 3, 5, 6])])
     report = check_model(model, {"a": rand(2, 3, 5, 4), "b": rand(2, 3, 4, 6, seed=1), "r": rand(2, 3, 5, 6, seed=2)}, target, tmp_path)
     assert report["ops"] == {"MatMul": 1}
+
+
+def test_a_sum_of_two_is_a_residual(target, tmp_path):
+    """ResNet exports write the shortcut as Sum(a, b)."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Sum", ["x", "c"], ["s"], name="shortcut"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 4, 5, 5])], [helper.make_tensor_value_info("y", F, [1, 4, 5, 5])],
+                 [_init("w", 4, 4, 3, 3)])
+    report = check_model(model, {"x": rand(1, 4, 5, 5)}, target, tmp_path)
+    assert report["ops"] == {"Conv": 1}
