@@ -1,17 +1,21 @@
 """What Gemm, MatMul, Conv and ConvTranspose share about the f32-gemm kernel family.
 
-The kernel computes C = alpha * A * B + beta * bias with A read in place through (row, column) strides and
-B packed into panels of `nr` columns (runtime_c/include/mlcc/kernels/f32-gemm.h). Here: the tile chosen
-from the target's vector width, the build-time packing of constant B (the same layout as
-mlcc_f32_gemm_pack_b), and the width of the column chunks packed at run time so scratch stays bounded.
+The kernel computes C = activation(alpha * A * B + beta * bias + residual) with A read in place through
+(row, column) strides and B packed into panels of `nr` columns (runtime_c/include/mlcc/kernels/f32-gemm.h).
+Here: the variant chosen from the target's features (the family's manifest), the build-time packing of
+constant B (the same layout as mlcc_f32_gemm_pack_b), and the width of the column chunks packed at run
+time so scratch stays bounded.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from .. import paths
 from ..ir import Value
 from ..targets import Target
 
@@ -21,23 +25,33 @@ SCRATCH_BUDGET = 2 << 20
 
 @dataclass(frozen=True)
 class Tile:
+    """A kernel variant of runtime_c/kernels/f32-gemm/manifest.toml."""
+    name: str  # e.g. "8x32__avx512": tile, then the ISA
     mr: int
     nr: int
+    isa: str
+    features: tuple[str, ...] = ()
+    min_vector_bytes: int = 0
 
     @property
     def config(self) -> str:
         """The C name of the kernel configuration (a `struct mlcc_f32_gemm_config`)."""
-        return f"mlcc_f32_gemm_config_{self.mr}x{self.nr}__scalar"
+        return f"mlcc_f32_gemm_config_{self.name}"
 
 
-# vector bytes -> tile: nr a whole number of vectors, mr*nr/lanes accumulators in the register file.
-# Measured on 512^3 products (x86-64-v4, x86-64-v3, wasm32 SIMD128 in wasmtime, scalar).
-_TILES = {4: Tile(4, 8), 16: Tile(4, 32), 32: Tile(6, 16), 64: Tile(4, 32)}
+@lru_cache(maxsize=1)
+def variants() -> tuple[Tile, ...]:
+    """The manifest's variants, best first."""
+    with (paths.runtime_dir() / "kernels" / "f32-gemm" / "manifest.toml").open("rb") as f:
+        rows = tomllib.load(f)["variant"]
+    return tuple(Tile(r["name"], r["mr"], r["nr"], r["isa"], tuple(r["features"]), r.get("min_vector_bytes", 0))
+                 for r in rows)
 
 
 def tile_for(target: Target) -> Tile:
-    widths = [w for w in _TILES if w <= max(4, target.vector_bytes)]
-    return _TILES[max(widths)]
+    """The first variant whose features the target has and whose vectors fit its width."""
+    have = set(target.features)
+    return next(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
 
 
 def pack_b(b: np.ndarray, nr: int) -> np.ndarray:

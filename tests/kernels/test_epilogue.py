@@ -53,7 +53,7 @@ def _patch_products(monkeypatch, kind, with_residual, rs, batch=0):
     """Gemm and MatMul render through emit_gemm: hand it an epilogue whose residual is A itself."""
     def emit(ctx, m, n, k, a, b, out, **kw):
         residual = (a.value, rs, 1, batch) if with_residual else ()
-        emit_gemm(ctx, m, n, k, a, b, out, epilogue=_epilogue(kind, *residual), **kw)
+        emit_gemm(ctx, m, n, k, a, b, out, **{**kw, "epilogue": _epilogue(kind, *residual)})
 
     monkeypatch.setattr(gemm_module, "emit_gemm", emit)
     monkeypatch.setattr(mat_mul_module, "emit_gemm", emit)

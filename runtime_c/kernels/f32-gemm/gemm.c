@@ -1,10 +1,6 @@
 /* The f32-gemm driver (blocking over k and m around a micro-kernel), B packing and the scalar oracle. */
 #include "mlcc/kernels/f32-gemm.h"
 
-/* A k-slice of one B panel (KC x nr floats) stays in L1 while an MC x KC block of A is reused from L2. */
-#define KC 256u
-#define MC_ROWS 96u
-
 static void init_c(size_t m, size_t n, float *c, size_t ldc,
                    const float *bias, size_t bias_rs, size_t bias_cs, float beta)
 {
@@ -29,11 +25,18 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                    const float *bias, size_t bias_rs, size_t bias_cs, float beta,
                    const struct mlcc_f32_epilogue *epilogue)
 {
-    const size_t mr = config->mr, nr = config->nr;
-    const size_t mc = MLCC_MAX(mr, MC_ROWS / mr * mr);
+    const size_t mr = config->mr, nr = config->nr, kc_max = config->kc;
+    const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
+    const float *residual = epilogue == NULL ? NULL : epilogue->residual;
     init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
-    for (size_t p0 = 0; p0 < k; p0 += KC) {
-        const size_t kc = MLCC_MIN(KC, k - p0);
+    if (k == 0) {  /* no product: the epilogue still applies to the bias */
+        mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
+        return;
+    }
+    for (size_t p0 = 0; p0 < k; p0 += kc_max) {
+        const size_t kc = MLCC_MIN(kc_max, k - p0);
+        /* the epilogue runs on the last slice of k, while each tile is still in registers */
+        const struct mlcc_f32_epilogue *e = p0 + kc == k ? epilogue : NULL;
         for (size_t i0 = 0; i0 < m; i0 += mc) {
             const size_t mb = MLCC_MIN(mc, m - i0);
             for (size_t j0 = 0; j0 < n; j0 += nr) {
@@ -43,15 +46,16 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                     const size_t rows = MLCC_MIN(mr, i0 + mb - i);
                     const float *ai = a + i * a_rs + p0 * a_cs;
                     float *cij = c + i * ldc + j0;
-                    if (rows == mr) {
-                        config->tile(rows, nb, kc, ai, a_rs, a_cs, w, cij, ldc, alpha);
-                    } else {  /* the m tail: one row at a time wastes no work on padding rows */
+                    const float *rij = e == NULL || residual == NULL ? NULL
+                        : residual + i * e->residual_rs + j0 * e->residual_cs;
+                    if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
+                        config->tile(rows, nb, kc, ai, a_rs, a_cs, w, cij, ldc, alpha, e, rij);
+                    } else {
                         for (size_t r = 0; r < rows; ++r)
-                            config->row(1, nb, kc, ai + r * a_rs, a_rs, a_cs, w, cij + r * ldc, ldc, alpha);
+                            config->row(1, nb, kc, ai + r * a_rs, a_rs, a_cs, w, cij + r * ldc, ldc, alpha, e,
+                                        rij == NULL ? NULL : rij + r * e->residual_rs);
                     }
                 }
-                if (p0 + kc == k)  /* the block of C is complete and still in L1 */
-                    mlcc_f32_epilogue_apply(epilogue, mb, nb, c + i0 * ldc + j0, ldc, i0, j0);
             }
         }
     }

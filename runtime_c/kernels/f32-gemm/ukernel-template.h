@@ -1,10 +1,14 @@
-/* The body of every f32-gemm tile: an MRxNR micro-kernel and a 1xNR row kernel for m tails, in
- * portable C written for clang's auto-vectoriser (NR is a whole number of the target's vectors and the
- * accumulators fit its registers). A ukernel-MRxNR.c file defines MR, NR and MLCC_GEMM_CONFIG, the name
- * of the config it exports, then includes this. */
+/* The body of every scalar f32-gemm variant: an MRxNR micro-kernel and a 1xNR row kernel in portable C
+ * written for clang's auto-vectoriser (NR is a whole number of the target's vectors and the accumulators
+ * fit its registers). A ukernel-MRxNR.c file defines MR, NR and MLCC_GEMM_CONFIG, the name of the config
+ * it exports, then includes this. Blocking: a KC x NR slice of a B panel and MC x KC of A stay in cache. */
 #include "mlcc/kernels/f32-gemm.h"
 
-static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha)
+#define KC 256u
+#define MC 96u
+
+static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha,
+                  const struct mlcc_f32_epilogue *e, const float *residual)
 {
     if (nr == NR) {
         for (size_t i = 0; i < mr; ++i)
@@ -13,17 +17,28 @@ static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, f
         for (size_t i = 0; i < mr; ++i)
             for (size_t j = 0; j < nr; ++j) c[i * ldc + j] += alpha * acc[i][j];
     }
+    if (e == NULL) return;
+    for (size_t i = 0; i < mr; ++i) {
+        float *ci = c + i * ldc;
+        if (residual != NULL) {
+            const float *r = residual + i * e->residual_rs;
+            for (size_t j = 0; j < nr; ++j) ci[j] += r[j * e->residual_cs];
+        }
+        if (e->activation != MLCC_ACTIVATION_NONE)
+            for (size_t j = 0; j < nr; ++j) ci[j] = mlcc_f32_activate(e, ci[j]);
+    }
 }
 
 static void ukernel_tile(size_t mr, size_t nr, size_t kc,
                         const float *a, size_t a_rs, size_t a_cs,
-                        const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha)
+                        const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+                        const struct mlcc_f32_epilogue *e, const float *residual)
 {
-    /* the driver calls this with mr == MR only: m tails go row by row */
+    /* rows past mr repeat the last one: computed, never stored */
     const float *ar[MR];
     float acc[MR][NR];
     for (size_t i = 0; i < MR; ++i) {
-        ar[i] = a + i * a_rs;
+        ar[i] = a + MLCC_MIN(i, mr - 1) * a_rs;
         for (size_t j = 0; j < NR; ++j) acc[i][j] = 0.0f;
     }
     for (size_t p = 0; p < kc; ++p) {
@@ -33,12 +48,13 @@ static void ukernel_tile(size_t mr, size_t nr, size_t kc,
             for (size_t j = 0; j < NR; ++j) acc[i][j] += ai * wp[j];
         }
     }
-    store(mr, nr, acc, c, ldc, alpha);
+    store(mr, nr, acc, c, ldc, alpha, e, residual);
 }
 
 static void ukernel_row(size_t mr, size_t nr, size_t kc,
                        const float *a, size_t a_rs, size_t a_cs,
-                       const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha)
+                       const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+                       const struct mlcc_f32_epilogue *e, const float *residual)
 {
     float acc[1][NR];
     (void)a_rs;
@@ -48,9 +64,9 @@ static void ukernel_row(size_t mr, size_t nr, size_t kc,
         const float *MLCC_RESTRICT wp = w + p * NR;
         for (size_t j = 0; j < NR; ++j) acc[0][j] += ap * wp[j];
     }
-    store(mr, nr, acc, c, ldc, alpha);
+    store(mr, nr, acc, c, ldc, alpha, e, residual);
 }
 
 const struct mlcc_f32_gemm_config MLCC_GEMM_CONFIG = {
-    ukernel_tile, ukernel_row, MR, NR,
+    ukernel_tile, ukernel_row, MR, NR, KC, MC,
 };

@@ -12,22 +12,36 @@
 #include "mlcc/activation.h"
 #include "mlcc/runtime.h"
 
-/* c[i][j] += alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] for i < mr, j < nr. */
+/* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + c[i][j]
+ * for i < mr (mr may be below the tile's rows), j < nr. On the last slice of k the driver passes the
+ * epilogue (else NULL) and, when it has one, the residual at this tile's first element: the kernel then
+ * applies activation(c + residual) before storing. */
 typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const float *a, size_t a_rs, size_t a_cs,
-                                         const float *w, float *c, size_t ldc, float alpha);
+                                         const float *w, float *c, size_t ldc, float alpha,
+                                         const struct mlcc_f32_epilogue *epilogue, const float *residual);
 
-/* One tile shape: a micro-kernel for up to mr rows and one for a single row (skinny products, m tails). */
+/* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
+ * and its cache blocking: kc rows of a B panel stay in L1, mc rows of A by kc in L2. */
 struct mlcc_f32_gemm_config {
     mlcc_f32_gemm_ukernel_fn tile;
     mlcc_f32_gemm_ukernel_fn row;
     size_t mr;
     size_t nr;
+    size_t kc;
+    size_t mc;
 };
 
+/* The variants (runtime_c/kernels/f32-gemm/manifest.toml): each is defined only where its ISA is
+ * enabled (e.g. -mavx512f), the scalar ones everywhere. */
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x32__avx512;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__avx2;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__wasmsimd;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
 
 /* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
  * + residual[i*residual_rs + j*residual_cs]); bias may be NULL (then beta is unused); strides of 0
