@@ -4,7 +4,8 @@
  * 16 of the 32 zmm registers, 12 of the 16 ymm ones so none spills) that `acc = acc * a + b` updates; a and
  * b come from memory so nothing folds, and the accumulators' sum stays live so nothing is dropped. Check
  * with objdump that each loop body is only vfmadd instructions on registers.
- * Prints one JSON line: GFLOP/s per ISA named on the command line (best of several runs).
+ * Prints one JSON line: GFLOP/s per ISA named on the command line, the best of 200 runs of about a
+ * millisecond each, so that a busy machine's interruptions drop out.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <immintrin.h>
@@ -47,8 +48,8 @@ FMA_LOOP(fma_avx2, __m256, 8, 12, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps
 static double best(double (*loop)(const float *, long), const float *ab)
 {
     double top = 0.0;
-    for (int run = 0; run < 25; ++run) {
-        const double rate = loop(ab, 4000000L);
+    for (int run = 0; run < 200; ++run) {
+        const double rate = loop(ab, 400000L);
         if (rate > top) top = rate;
     }
     return top;

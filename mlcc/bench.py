@@ -94,16 +94,19 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
         raise UsageError(f"mlcc bench --profile cannot profile target {target.name!r} (runner {target.runner!r}); "
                          f"it profiles runners: {', '.join(_PROFILERS)}")
     total_ns, steps_ns = profiler(folder, report, target, random_feeds(report, seed), warmup, repeat, max(len(steps), 1))
-    step_ms = np.median(steps_ns[:, :len(steps)], axis=0) / 1e6
-    total_ms = float(np.median(total_ns)) / 1e6
+    steps_ns = steps_ns[:, :len(steps)].astype(np.float64)
+    step_ms = np.median(steps_ns, axis=0) / 1e6
     timed_ms = float(step_ms.sum())
+    # A sum of medians is not the median of sums: the total is the steps plus the median untimed rest.
+    total_ms = timed_ms + float(np.median(total_ns.astype(np.float64) - steps_ns.sum(axis=1))) / 1e6
     rows = []
     for index, (step, ms) in enumerate(zip(steps, step_ms)):
         rows.append({"step": index, "node": step["node"], "op": step["op"], "ms": float(ms),
                      "share": float(ms) / timed_ms if timed_ms > 0 else 0.0, "flops": step["flops"],
                      "gflops_per_s": step["flops"] / (ms * 1e6) if ms > 0 else 0.0})
     return {"folder": str(folder), "name": report["name"], "target": target.name, "warmup": warmup,
-            "repeat": repeat, "total_ms": total_ms, "steps_ms": timed_ms, "flops": report.get("flops", 0),
+            "repeat": repeat, "total_ms": total_ms, "steps_ms": timed_ms,
+            "measured_total_ms": float(np.median(total_ns)) / 1e6, "flops": report.get("flops", 0),
             "rows": rows}
 
 
@@ -305,7 +308,8 @@ def format_bench(r: dict) -> str:
 def format_profile(p: dict, top: int = 15) -> str:
     rows = sorted(p["rows"], key=lambda r: -r["ms"])
     lines = [f"{p['name']} on {p['target']}: per-step profile, median of {p['repeat']} runs "
-             f"(instrumented total {p['total_ms']:.4f} ms, steps sum to {p['steps_ms']:.4f} ms)",
+             f"(steps {p['steps_ms']:.4f} ms + untimed {p['total_ms'] - p['steps_ms']:.4f} ms; instrumented call "
+             f"{p['measured_total_ms']:.4f} ms)",
              f"{'#':>5}  {'node':<36} {'op':<22} {'ms':>10} {'share':>7} {'GFLOP/s':>9}"]
     for r in rows[:top]:
         gflops = f"{r['gflops_per_s']:9.2f}" if r["flops"] else f"{'-':>9}"
