@@ -3,7 +3,7 @@
  * Portable C99, no libc, no tables written, no errno. Freestanding builds (targets with libc = false) reach
  * these through mlcc/freestanding/math.h, which maps the standard names (expf -> mlcc_expf); hosted builds
  * keep their C library and may call these directly. Accuracy, measured by tests/targets/test_baremetal.py
- * over sweeps of inputs against correctly rounded results (mpmath/numpy), in ulps of the result type:
+ * over sweeps of inputs against numpy in double (long double for the double forms), in result ulps:
  *
  *   exact (correctly rounded): sqrtf fabsf floorf ceilf truncf rintf roundf fminf fmaxf fmodf copysignf,
  *                              and their double forms
