@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, cnames, dtypes, jsmodule, paths, toolchain
+from . import __version__, cnames, dtypes, jsmodule, ops, paths, toolchain
 from .ir import Value
 from .lower import Program
 from .plan import MemoryPlan
@@ -33,12 +33,12 @@ def _type(v: Value) -> str:
     return v.type_str()
 
 
-def _layout_weights(program: Program) -> tuple[list[tuple[Value, int]], int]:
+def _layout_weights(program: Program, codes: list[str]) -> tuple[list[tuple[Value, int]], int]:
     """Constants read by some step's code (or returned as outputs), in first-use order, at aligned offsets.
     A constant input the lowering consumed at build time (axes, shapes, bounds as literals) is left out."""
     placed, seen, offset = [], set(), 0
-    used = [v for s in program.steps for v in [*s.node.inputs, *s.constants]
-            if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", s.code)]
+    used = [v for s, code in zip(program.steps, codes) for v in [*s.node.inputs, *s.constants]
+            if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", code)]
     used += [v for v in program.graph.outputs if v.is_const and v.nbytes]  # empty outputs are not copied
     for v in used:
         if id(v) in seen:
@@ -80,12 +80,14 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     graph = program.graph
     names = program.names
     NAME = name.upper()
-    placed, weights_total = _layout_weights(program)
+    codes = _step_codes(program, plan)
+    scanned = [_without_comments(c) for c in codes]  # identifiers the C uses
+    placed, weights_total = _layout_weights(program, scanned)
     weights_file = f"{name}.weights.bin"
     if weights_total:
         _write_weights(out_dir / weights_file, placed, weights_total)
 
-    read = {id(v) for s in program.steps for v in s.reads if re.search(rf"\b{names[id(v)]}\b", s.code)}
+    read = {id(v) for s, code in zip(program.steps, scanned) for v in s.reads if re.search(rf"\b{names[id(v)]}\b", code)}
     params, taken = [], {"arena", "inputs", "outputs"}
     inputs = []
     for i, v in enumerate(graph.inputs):
@@ -116,22 +118,17 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
                             ident=names[id(v)], param_ident=ident, declared=declared))
         params.append(f"{dtypes.c_type(v.dtype)} *{ident}")
     copied = {c["source"] for c in copies}
+    arena_tensors, views = _declarations(program, plan, scanned, copied)
+    bases = {v["base"] for v in views}
     for t in inputs:
-        t["used"] = t["used"] or t["ident"] in copied
-
-    arena_tensors = [
-        dict(ident=names[id(b.value)], c_type=dtypes.c_type(b.value.dtype), offset=b.offset, type=_type(b.value),
-             nbytes=b.value.nbytes, first=b.first, last=b.last)
-        for b in sorted(plan.buffers, key=lambda b: (b.offset, b.first))
-        if b.size or any(re.search(rf"\b{names[id(b.value)]}\b", s.code) for s in program.steps)  # empty and unread
-    ]
+        t["used"] = t["used"] or t["ident"] in copied or t["ident"] in bases
     weights = [dict(ident=names[id(v)], c_type=dtypes.c_type(v.dtype), offset=off, type=_type(v)) for v, off in placed]
 
     steps = []
     for index, s in enumerate(program.steps):
         ins = ", ".join(_type(v) for v in s.node.inputs if v is not None)
         outs = ", ".join(_type(v) for v in s.node.outputs if v.name)
-        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(s.code),
+        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(codes[index]),
                           signature=cnames.comment_text(f"{ins} -> {outs}")))
 
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
@@ -147,13 +144,71 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         compile_command=toolchain.display_command(program.target, f"{name}.c"),
         intermediates_bytes=plan.intermediates_bytes,
         weights_file=weights_file, headers=headers, static_arrays=program.static_arrays,
-        arena_tensors=arena_tensors, weights=weights, steps=steps, output_copies=copies,
+        arena_tensors=arena_tensors, views=views, weights=weights, steps=steps, output_copies=copies,
     )
     (out_dir / f"{name}.c").write_text(_tidy(c_text))
     files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]
     if program.target.is_wasm:  # the ES module that loads NAME.wasm in browsers and Node
         files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes))
     return Sources(weights_total, len(placed), files)
+
+
+_LINKED = {"view": "view of {}", "concat": "written into its range of {}", "in-place": "written over {}",
+           "placed": "written where {} goes"}
+
+
+def _step_codes(program: Program, plan: MemoryPlan) -> list[str]:
+    """Each step's C; a step whose outputs are all views of other tensors' bytes has none."""
+    names = program.names
+    codes = []
+    for index, s in enumerate(program.steps):
+        shown = [names[id(v)] for v in s.writes if v.nbytes]
+        if index not in plan.elided_steps:
+            codes.append(s.code)
+        elif ops.lookup(s.node.op_type, s.node.domain).gathers_inputs:
+            codes.append(f"/* no code: the inputs were written straight into {names[id(s.node.outputs[0])]} */")
+        elif shown:
+            views = "is a view" if len(shown) == 1 else "are views"
+            codes.append(f"/* no code: {', '.join(shown)} {views} of {names[id(s.node.inputs[0])]} */")
+        else:
+            codes.append("/* no code: the outputs are empty */")
+    return codes
+
+
+def _without_comments(code: str) -> str:
+    return re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+
+
+def _declarations(program: Program, plan: MemoryPlan, codes: list[str], copied: set[str]) -> tuple[list[dict], list[dict]]:
+    """Pointers to the arena's tensors (buffers and the aliases into them, by offset) and to the aliases
+    into the caller's buffers, each declared only where some code uses it."""
+    names = program.names
+    used = set(re.findall(r"\b[A-Za-z_]\w*\b", "\n".join(codes))) | copied
+    lifetime: dict[int, list[int]] = {}
+    for index, s in enumerate(program.steps):
+        for v in [*s.reads, *s.writes]:
+            lifetime.setdefault(id(v), [index, index])[1] = index
+    placed = {id(b.value): b.offset for b in plan.buffers}
+    arena, views = [], []
+    for b in plan.buffers:
+        if names[id(b.value)] in used:
+            arena.append(dict(ident=names[id(b.value)], c_type=dtypes.c_type(b.value.dtype), offset=b.offset,
+                              type=_type(b.value), nbytes=b.value.nbytes, first=b.first, last=b.last, note=""))
+    for a in plan.aliases:
+        v, ident = a.value, names[id(a.value)]
+        if ident not in used:
+            continue
+        note = _LINKED[a.link.kind].format(names[id(a.link.parent)])
+        first, last = lifetime[id(v)]
+        if id(a.root) in placed:
+            arena.append(dict(ident=ident, c_type=dtypes.c_type(v.dtype), offset=placed[id(a.root)] + a.offset,
+                              type=_type(v), nbytes=v.nbytes, first=first, last=last, note=f", {note}"))
+        else:
+            read_only = any(a.root is x for x in program.graph.inputs)
+            views.append(dict(ident=ident, c_type=dtypes.c_type(v.dtype), const="const " if read_only else "",
+                              base=names[id(a.root)], elements=a.offset // v.dtype.itemsize, type=_type(v), note=note))
+    arena.sort(key=lambda t: (t["offset"], t["first"], t["ident"]))
+    return arena, views
 
 
 def _tidy(text: str) -> str:

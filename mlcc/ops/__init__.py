@@ -49,6 +49,10 @@ class Op:
     type_only_operands: ClassVar[tuple[int, ...]] = ()  # inputs read for their type only (CastLike's): folding needs no values
     # takes a fused epilogue (passes/fuse_epilogues): the index of its residual input, else None
     epilogue_input: ClassVar[int | None] = None
+    # for the memory planner (mlcc/plan): see in_place_inputs, view_offsets, input_offsets
+    in_place: ClassVar[bool] = False  # its code reads every input element i before writing output element i
+    view_of_input: ClassVar[bool] = False  # each output is input 0's bytes, or a contiguous range of them
+    gathers_inputs: ClassVar[bool] = False  # the output is its inputs laid end to end (Concat)
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
@@ -101,6 +105,23 @@ class Op:
         """For epilogue ops: fold a constant added to the output into the node's own bias; False if its
         broadcast does not fit (e.g. not per output channel)."""
         return False
+
+    def in_place_inputs(self, node: Node) -> list[int]:
+        """For in_place ops: the inputs the single output may overwrite (same dtype and element count, so
+        element i sits at the same index in both)."""
+        if not self.in_place or len(node.outputs) != 1:
+            return []
+        out = node.outputs[0]
+        return [i for i, v in enumerate(node.inputs) if v is not None and v.dtype == out.dtype and v.size == out.size]
+
+    def view_offsets(self, node: Node) -> list[int] | None:
+        """For view_of_input ops: each output's byte offset in input 0, or None when this node must copy."""
+        return [0] * len(node.outputs) if self.view_of_input else None
+
+    def input_offsets(self, node: Node) -> list[int] | None:
+        """For gathers_inputs ops: each input's byte offset in the output, or None when they are not
+        contiguous ranges of it."""
+        return None
 
     def forwards_input(self, node: Node) -> bool:
         """For removable_identity ops: does this node forward input 0 unchanged (e.g. Dropout in test mode)?"""

@@ -298,6 +298,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
     class ElementwiseOp(Op):
         elementwise = True
         inplace_safe = True
+        in_place = True  # elementwise.c.j2 loads every operand at an index before storing there
         attrs = dict(row.attrs)
         domain = row.domain
         float16_native = row.moves_bits

@@ -1,4 +1,5 @@
-"""Identity: output = input. The remove_identities pass drops it; without that pass it is a copy."""
+"""Identity: output = input. The remove_identities pass drops it; without that pass the memory planner
+makes the output a view of the input (a copy where it cannot)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ class Identity(Op):
     op_type = "Identity"
     removable_identity = True
     inplace_safe = True
+    view_of_input = True
 
     def lower(self, node: Node, ctx) -> None:
         emit_memcpy(ctx, node.outputs[0], node.inputs[0])

@@ -1,5 +1,5 @@
 """Ops that only relabel a tensor's shape: Reshape, Flatten, Squeeze, Unsqueeze. The bytes do not move, so
-each lowers to one memcpy for now (letting output alias input is an optimiser's job later). Shapes come
+each lowers to one memcpy, which the memory planner drops when the output can alias the input. Shapes come
 from onnx's inference; ours is only the check that the input fixing the new shape is known at build time.
 """
 
@@ -25,6 +25,7 @@ def _make(op_type: str, row) -> type[Op]:
     class ReshapeLike(Op):
         attrs = dict(spec)
         inplace_safe = True
+        view_of_input = True  # the planner aliases the output to the input; the memcpy is then not emitted
 
         def infer(self, node: Node):
             if shape_input is not None:

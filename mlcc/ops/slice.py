@@ -15,6 +15,7 @@ from ._copy import Region, const_ints, contiguous_strides, emit_regions, normali
 class Slice(Op):
     op_type = "Slice"
     attrs = {"starts": None, "ends": None, "axes": None}  # attributes before opset 10
+    view_of_input = True
 
     def params(self, node: Node) -> tuple[list[int], list[int], list[int] | None, list[int] | None]:
         if node.opset < 10:
@@ -39,6 +40,19 @@ class Slice(Op):
             first[a], stop, step[a] = slice(start, end, st).indices(x.shape[a])
             count[a] = len(range(first[a], stop, step[a]))
         return first, step, count
+
+    def view_offsets(self, node: Node) -> list[int] | None:
+        """The output is one contiguous range of the input when the axes before some axis keep one index,
+        that axis steps forward by 1 and every later axis is whole."""
+        x = node.inputs[0]
+        first, step, count = self.walk(node)
+        axis = next((a for a in range(len(count)) if count[a] != 1), len(count))
+        if axis < len(count) and step[axis] != 1:
+            return None
+        if any(count[a] != x.shape[a] or step[a] != 1 for a in range(axis + 1, len(count))):
+            return None
+        offset = sum(f * k for f, k in zip(first, contiguous_strides(x.shape)))
+        return [offset * x.dtype.itemsize]
 
     def infer(self, node: Node):
         return [(node.inputs[0].dtype, tuple(self.walk(node)[2]))]  # onnx infers none for opset-1 negative axes

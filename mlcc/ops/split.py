@@ -16,10 +16,20 @@ from ._copy import Region, const_ints, emit_regions, normalize_axis, slabs
 class Split(Op):
     op_type = "Split"
     attrs = {"axis": 0, "split": None, "num_outputs": None}
+    view_of_input = True
 
     def infer(self, node: Node):
         const_ints(node, 1, "split")
         return None
+
+    def view_offsets(self, node: Node) -> list[int] | None:
+        """Each output is a contiguous range of the input when every axis before `axis` has size 1."""
+        x = node.inputs[0]
+        axis = normalize_axis(node.attrs["axis"], len(x.shape), node)
+        pieces = slabs(x.shape, axis, [v.shape[axis] for v in node.outputs])
+        if any(outer != 1 for outer, _, _, _ in pieces):
+            return None
+        return [offset * x.dtype.itemsize for _, _, _, offset in pieces]
 
     def lower(self, node: Node, ctx) -> None:
         x = node.inputs[0]

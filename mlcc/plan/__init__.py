@@ -1,21 +1,33 @@
 """Memory planning: every intermediate tensor gets an offset in one static arena.
 
-Algorithm (as TFLite Micro's greedy planner): each tensor lives from the step that writes it to the last
-step that reads it (scratch buffers: their one step). Tensors are placed largest first, each at the lowest
-64-byte-aligned offset where it overlaps no already-placed tensor whose lifetime overlaps its own. The
-lower bound is the peak, over steps, of the bytes simultaneously live: no plan can use less.
+The algorithm, in four steps:
+  1. schedule (schedule.py): a few topological orders of the steps are tried (the model's own order first,
+     then orders that finish what they start and run a step when it frees memory); each is judged by the
+     steps below and the one with the smallest arena kept (ties: the smaller lower bound, then the earlier).
+  2. sharing (sharing.py): Concat inputs written straight into their range of its output, views (Reshape,
+     Squeeze, contiguous Slice/Split, ...) pointing into their input, elementwise ops written over an input
+     that dies with them. What shares bytes forms a tree; its root is one buffer, live from the first step
+     writing any tensor of the tree to the last step reading any.
+  3. lower bound: the peak, over steps, of the bytes of root buffers (and scratch) live at that step. No
+     offset assignment of this schedule and sharing can use less.
+  4. offsets (assign.py): several greedy placements (by size, lifetime, size x lifetime, start; first fit
+     and best fit), the smallest arena kept. Sizes and offsets are multiples of 64 bytes.
 
 Graph inputs and outputs live in the caller's buffers and constants in the weights blob, so none of them
-takes arena space.
+takes arena space; a view of a graph input points into the caller's buffer, and a Concat that is a graph
+output has its producers write into the caller's buffer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .errors import MlccError
-from .ir import Value
-from .lower import Program
+from ..errors import MlccError
+from ..ir import Value
+from ..lower import Program, Step
+from . import assign as _assign
+from . import schedule as _schedule
+from .sharing import Link, Sharing
 
 ALIGN = 64
 
@@ -26,11 +38,21 @@ def _aligned(n: int) -> int:
 
 @dataclass
 class Buffer:
-    value: Value
-    first: int  # step index that writes it
-    last: int  # last step index that reads it
+    value: Value  # the root tensor (or scratch) whose bytes these are
+    first: int  # step index that writes it (or the first of its tree)
+    last: int  # last step index that reads it (or any tensor of its tree)
     size: int  # aligned bytes
     offset: int = -1
+
+
+@dataclass
+class Alias:
+    """A tensor without bytes of its own: `offset` bytes into `root` (an arena buffer's value, a graph input
+    or a graph output), by way of `link` (the tensor it shares with, and how)."""
+    value: Value
+    root: Value
+    offset: int
+    link: Link
 
 
 @dataclass
@@ -40,60 +62,107 @@ class MemoryPlan:
     lower_bound_bytes: int
     intermediates_bytes: int  # sum of all intermediate tensors: the arena without sharing
     peak_step: int
-    peak_values: list[str]
+    peak_values: list[str]  # the largest live set: root buffers live at peak_step
+    aliases: list[Alias] = field(default_factory=list)
+    elided_steps: set[int] = field(default_factory=set)  # steps whose outputs are all views: no code
+    steps: list[Step] = field(default_factory=list)  # the schedule planned for
+    external: set[int] = field(default_factory=set)  # id() of graph inputs and outputs
+    strategy: str = ""  # the schedule and placement that won
+    peak_bytes: list[int] = field(default_factory=list)  # sizes of peak_values, in order
 
+    def alias_of(self) -> dict[int, Alias]:
+        return {id(a.value): a for a in self.aliases}
 
     def verify(self) -> None:
-        """No two tensors that are live at the same time share a byte."""
+        """No two tensors that are live at the same time share a byte, and every step reads the bytes it
+        expects (views, Concat ranges and in-place writes included): see check.py."""
         for i, a in enumerate(self.buffers):
             for b in self.buffers[i + 1:]:
                 lifetimes_overlap = a.first <= b.last and b.first <= a.last
                 bytes_overlap = a.offset < b.offset + b.size and b.offset < a.offset + a.size
                 if lifetimes_overlap and bytes_overlap and a.size and b.size:
                     raise MlccError(f"memory plan overlaps {a.value.name!r} and {b.value.name!r}")
+        if self.steps:
+            from .check import simulate
+
+            simulate(self)
+
+
+@dataclass
+class _Candidate:
+    order: list[int]
+    sharing: Sharing
+    buffers: list[Buffer]
+    lower_bound: int
+    peak_step: int
+    peak: list[Buffer]
+    arena: int = 0
+    strategy: str = ""
+
+
+def _evaluate(program: Program, order: list[int]) -> _Candidate:
+    steps = [program.steps[i] for i in order]
+    sharing = Sharing(program.graph, steps).decide()
+    buffers: dict[int, Buffer] = {}
+    for index, step in enumerate(steps):
+        for v in [*step.reads, *step.writes]:
+            if id(v) in buffers or id(v) in sharing.external or v.is_const or id(v) in sharing.links:
+                continue
+            first, last = sharing.span[id(v)]
+            buffers[id(v)] = Buffer(v, first, last, _aligned(v.nbytes))
+        for v in step.scratch:
+            buffers[id(v)] = Buffer(v, index, index, _aligned(v.nbytes))
+    listed = list(buffers.values())
+    live = [0] * (len(steps) + 1)
+    for b in listed:
+        live[b.first] += b.size
+        live[b.last + 1] -= b.size
+    peak, peak_step, running = 0, 0, 0
+    for index in range(len(steps)):
+        running += live[index]
+        if running > peak:
+            peak, peak_step = running, index
+    at_peak = sorted((b for b in listed if b.first <= peak_step <= b.last and b.size), key=lambda b: (-b.size, b.value.name))
+    return _Candidate(order, sharing, listed, peak, peak_step, at_peak)
 
 
 def plan_memory(program: Program) -> MemoryPlan:
-    external = {id(v) for v in program.graph.inputs} | {id(v) for v in program.graph.outputs}
-    buffers: dict[int, Buffer] = {}
-    for index, step in enumerate(program.steps):
-        for v in step.reads:
-            if id(v) in buffers:
-                buffers[id(v)].last = index
-            elif v.size == 0 and id(v) not in external and not v.is_const:  # from a skipped empty node
-                buffers[id(v)] = Buffer(v, index, index, 0)
-        for v in [*step.writes, *step.scratch]:
-            if id(v) not in external and not v.is_const and id(v) not in buffers:
-                buffers[id(v)] = Buffer(v, index, index, _aligned(v.nbytes))
-    ordered = sorted(buffers.values(), key=lambda b: (-b.size, b.first, b.value.name))
-    placed: list[Buffer] = []
-    for buf in ordered:
-        conflicts = sorted(
-            (p for p in placed if p.first <= buf.last and buf.first <= p.last and p.size),
-            key=lambda p: p.offset,
-        )
-        offset = 0
-        for p in conflicts:
-            if offset + buf.size <= p.offset:
-                break
-            offset = max(offset, p.offset + p.size)
-        buf.offset = offset
-        placed.append(buf)
-    arena = max((b.offset + b.size for b in placed), default=0)
-
-    peak, peak_step, peak_values = 0, 0, []
-    for index in range(len(program.steps)):
-        live = [b for b in placed if b.first <= index <= b.last]
-        total = sum(b.size for b in live)
-        if total > peak:
-            peak, peak_step, peak_values = total, index, [b.value.name for b in live]
+    """Choose the schedule (program.steps is reordered to it), the sharing and the offsets."""
+    best = None
+    for name, order in _schedule.candidates(program):
+        candidate = _evaluate(program, order)
+        candidate.strategy = f"schedule {name}; offsets {_assign.assign(candidate.buffers)}"
+        candidate.arena = max((b.offset + b.size for b in candidate.buffers), default=0)
+        if best is None or (candidate.arena, candidate.lower_bound) < (best.arena, best.lower_bound):
+            best = candidate
+    if best is None:  # no steps at all
+        best = _evaluate(program, [])
+    program.steps[:] = [program.steps[i] for i in best.order]
+    sharing = best.sharing
+    aliases: dict[int, Alias] = {}
+    for step in program.steps:
+        for v in [*step.reads, *step.writes]:
+            if id(v) in sharing.links and id(v) not in aliases:
+                root, offset = sharing.root(v)
+                aliases[id(v)] = Alias(v, root, offset, sharing.links[id(v)])
+    intermediates = {id(v): v for s in program.steps for v in [*s.writes, *s.scratch]
+                     if id(v) not in sharing.external and not v.is_const}
     plan = MemoryPlan(
-        buffers=sorted(placed, key=lambda b: (b.first, b.value.name)),
-        arena_bytes=arena,
-        lower_bound_bytes=peak,
-        intermediates_bytes=sum(b.size for b in placed),
-        peak_step=peak_step,
-        peak_values=peak_values,
+        buffers=sorted(best.buffers, key=lambda b: (b.first, b.value.name)),
+        arena_bytes=best.arena,
+        lower_bound_bytes=best.lower_bound,
+        intermediates_bytes=sum(_aligned(v.nbytes) for v in intermediates.values()),
+        peak_step=best.peak_step,
+        peak_values=[b.value.name for b in best.peak],
+        peak_bytes=[b.size for b in best.peak],
+        aliases=list(aliases.values()),
+        elided_steps=set(sharing.elided),
+        steps=list(program.steps),
+        external=set(sharing.external),
+        strategy=best.strategy,
     )
     plan.verify()
     return plan
+
+
+__all__ = ["ALIGN", "Alias", "Buffer", "MemoryPlan", "plan_memory"]
