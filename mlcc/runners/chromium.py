@@ -59,14 +59,19 @@ def _close_session() -> None:
 class ChromiumModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         super().__init__(out_dir, report)
-        module = js_module(out_dir, report)
-        self.session = Session.get()
-        self.url = self.session.server.mount(out_dir) + module.name
+        self.module_name = js_module(out_dir, report).name
+        self.session, self.url = None, ""
+        self._serve()
+
+    def _serve(self) -> None:
+        """Mount the build folder on the current session's server (again, if Chromium was restarted)."""
+        session = Session.get()
+        if session is not self.session:
+            self.session, self.url = session, session.server.mount(self.out_dir) + self.module_name
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
-        session = Session.get()
-        if session is not self.session:  # Chromium was restarted: serve this model again
-            self.session, self.url = session, session.server.mount(self.out_dir) + Path(self.url).name
+        self._serve()
+        session = self.session
         encoded = [base64.b64encode(a.tobytes()).decode() for a in inputs]
         expression = (f"import({json.dumps(session.harness_url)})"
                       f".then((harness) => harness.run({json.dumps(self.url)}, {json.dumps(encoded)}))")

@@ -65,18 +65,26 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="mlcc-chromium-")
         browser_reads, self._write_fd = map(_high_fd, os.pipe())
         self._read_fd, browser_writes = map(_high_fd, os.pipe())
-        self._log = open(Path(self.profile) / "chromium.log", "wb")
         command = [executable or find_chromium(), *FLAGS, f"--user-data-dir={self.profile}"]
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _ON_FDS_3_AND_4, str(browser_reads), str(browser_writes), *command],
-            pass_fds=(browser_reads, browser_writes), stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log)
+            pass_fds=(browser_reads, browser_writes), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT)
+        # Chromium's processes all hold its output: its end means the last one exited, so the profile can go
+        self._log: collections.deque = collections.deque(maxlen=20)
+        self._log_reader = threading.Thread(target=self._read_log, name="mlcc-chromium-log", daemon=True)
+        self._log_reader.start()
         os.close(browser_reads)
         os.close(browser_writes)
         self._ids = itertools.count(1)
         self._buffer = b""
         self._events: collections.deque = collections.deque(maxlen=1000)
         self._lock = threading.RLock()
-        self.call("Target.setDiscoverTargets", {"discover": False})  # fails fast if Chromium did not start
+        try:
+            self.call("Target.setDiscoverTargets", {"discover": False})  # fails fast if Chromium did not start
+        except RunError:
+            self.close()
+            raise
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -127,7 +135,7 @@ class Browser:
                 os.close(fd)
             except OSError:
                 pass
-        self._log.close()
+        self._log_reader.join(timeout=10)
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def _send(self, message: dict) -> None:
@@ -152,9 +160,14 @@ class Browser:
         text, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(text)
 
+    def _read_log(self) -> None:
+        for line in self.proc.stdout:
+            self._log.append(line.decode(errors="replace").strip())
+        self.proc.stdout.close()
+
     def _log_tail(self) -> str:
-        self._log.flush()
-        lines = (Path(self.profile) / "chromium.log").read_text(errors="replace").strip().splitlines()
+        self._log_reader.join(timeout=1)  # when Chromium is exiting, its last words are on the way
+        lines = [line for line in self._log if line]
         return f": {lines[-1]}" if lines else ""
 
 
