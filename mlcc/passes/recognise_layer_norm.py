@@ -2,7 +2,7 @@
 
     mean = ReduceMean(x, trailing axes, keepdims)
     var  = ReduceMean((x - mean)^2)              (Pow 2, Mul of the difference by itself, ...)
-    std  = Sqrt(var + eps)                       (or its inverse as Pow(var + eps, -0.5))
+    std  = Sqrt(var + eps)                       (or its inverse as Pow(var + eps, -0.5); eps may be gone)
     y    = (x - mean) / std * gamma + beta       (or x * (gamma / std) + (beta - mean * gamma / std), ...)
 
 The output is expanded into a polynomial of x, mean and 1/std: any spelling of the formula (PyTorch's
@@ -54,12 +54,15 @@ def _rewrite(m: Matcher, mean_node: Node) -> bool:
         p = variance.expand(var_node.inputs[0])
         if p is None or not matches(p, SQUARED_DIFFERENCE):
             continue
-        for add in m.readers_of(var_node.outputs[0]):
-            eps = _epsilon(add, var_node.outputs[0])
-            if eps is None:
-                continue
-            for root in m.readers_of(add.outputs[0]):
-                if _finish(m, x, axis, eps, [mean_node, var_node, *variance.nodes, add], root):
+        var = var_node.outputs[0]
+        found = [(0.0, var, [])]  # no epsilon: the square root of the variance itself
+        for add in m.readers_of(var):
+            eps = _epsilon(add, var)
+            if eps is not None:
+                found.append((eps, add.outputs[0], [add]))
+        for eps, shifted, adds in found:
+            for root in m.readers_of(shifted):
+                if _finish(m, x, axis, eps, shifted, [mean_node, var_node, *variance.nodes, *adds], root):
                     return True
     return False
 
@@ -71,14 +74,15 @@ def _epsilon(add: Node, var: Value) -> float | None:
     return eps if eps is not None and eps >= 0 else None
 
 
-def _finish(m: Matcher, x: Value, axis: int, eps: float, nodes: list[Node], root: Node) -> bool:
-    """With var + eps found: `root` is Sqrt (divided by later) or Pow(., -0.5); find the output."""
-    if root.domain:
+def _finish(m: Matcher, x: Value, axis: int, eps: float, shifted: Value, nodes: list[Node], root: Node) -> bool:
+    """With `shifted` = var + eps found: `root` is its Sqrt (divided by later) or Pow(., -0.5); find the
+    output."""
+    if root.domain or root.inputs[0] is not shifted:
         return False
     std = root.outputs[0]
     if root.op_type == "Sqrt":
         leaves, inverse_leaves = {id(x): 0, id(nodes[0].outputs[0]): 1}, {id(std): 2}
-    elif root.op_type == "Pow" and scalar(root.inputs[1]) == -0.5 and root.inputs[0] is nodes[-1].outputs[0]:
+    elif root.op_type == "Pow" and scalar(root.inputs[1]) == -0.5:
         leaves, inverse_leaves = {id(x): 0, id(nodes[0].outputs[0]): 1, id(std): 2}, {}
     else:
         return False
