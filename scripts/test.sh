@@ -19,5 +19,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 pip install --quiet --disable-pip-version-check -e '.[test]'
+# PyTorch exports the encoder of tests/models/test_bert_torch.py (skipped without it)
+python -c 'import torch, onnxscript' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[torch]'
 
 python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"
