@@ -28,8 +28,8 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
     const size_t mr = config->mr, nr = config->nr, kc_max = config->kc;
     const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
     const float *residual = epilogue == NULL ? NULL : epilogue->residual;
-    init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
     if (k == 0) {  /* no product: the epilogue still applies to the bias */
+        init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
         mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
         return;
     }
@@ -48,6 +48,9 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                     float *cij = c + i * ldc + j0;
                     const float *rij = e == NULL || residual == NULL ? NULL
                         : residual + i * e->residual_rs + j0 * e->residual_cs;
+                    if (p0 == 0)  /* C starts as the bias, a tile at a time so it is in L1 for the kernel */
+                        init_c(rows, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j0 * bias_cs,
+                               bias_rs, bias_cs, beta);
                     if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
                         config->tile(rows, nb, kc, ai, a_rs, a_cs, w, cij, ldc, alpha, e, rij);
                     } else {

@@ -39,7 +39,7 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x32__avx512;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__avx2;
-extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__wasmsimd;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x16__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
 
