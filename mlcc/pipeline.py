@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, targets, toolchain
+from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, runner_source, targets, toolchain
 from .errors import NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 
@@ -62,6 +62,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     options.progress("importing")
     graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims, options.frozen), name)
     ops_before = op_counts(graph)
+    graph.target = target  # passes that depend on the target read it (choose_layout)
     if options.verify_each:
         graph.verify()
 
@@ -107,7 +108,8 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
             options.progress(f"compiling for {compiled.target.name}")
             exports = [f"{compiled.name}_run_v", f"{compiled.name}_run"]
             artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
-                                                  compiled.program.kernel_families, exports)
+                                                  compiled.program.kernel_families, exports,
+                                                  io=runner_source.tensors(compiled.graph))
         report = build_report(compiled, sources, artifacts, staging, time.perf_counter() - started)
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder

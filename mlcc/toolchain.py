@@ -15,7 +15,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from . import paths
+from . import paths, runner_source
 from .errors import ToolchainError
 from .targets import Target
 
@@ -125,8 +125,10 @@ def kernel_objects(target: Target, families: list[str]) -> list[Path]:
     return objects
 
 
-def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str], exports: list[str]) -> dict[str, str]:
-    """Compile out_dir/NAME.c and link the target's artifacts; returns kind -> path relative to out_dir."""
+def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str], exports: list[str],
+                    io: dict | None = None) -> dict[str, str]:
+    """Compile out_dir/NAME.c and link the target's artifacts; returns kind -> path relative to out_dir.
+    io (runner_source.tensors) describes the model's tensors to the driver of an executable artifact."""
     objects = kernel_objects(target, families)
     include = ["mlcc_runtime/include"]
     flags = compile_flags(target, include)
@@ -154,4 +156,15 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
             archive = f"lib{name}.a"
             _run([*zig("ar"), "rcs", archive, *map(str, members)], cwd=str(out_dir))
             artifacts["static_library"] = archive
+    if "executable" in target.artifacts and io is not None:
+        artifacts["executable"] = _link_runner(target, out_dir, name, artifacts["static_library"], io)
     return artifacts
+
+
+def _link_runner(target: Target, out_dir: Path, name: str, archive: str, io: dict) -> str:
+    """NAME_runner: the command-line driver linked statically with libNAME.a and the C library."""
+    sources = runner_source.write(out_dir, name, target.name, io)
+    runner = f"{name}_runner"
+    flags = compile_flags(target, ["mlcc_runtime/include"])
+    _run([*zig("cc"), *flags, *sources, archive, "-static", "-s", "-o", runner, *target.ldflags, "-lm"], cwd=str(out_dir))
+    return runner

@@ -14,6 +14,11 @@ if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null 2>&1; then  # test
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium nodejs
 fi
 
+if ! command -v qemu-aarch64 >/dev/null 2>&1; then  # tests/targets/test_cross.py: Linux cross targets under qemu-user
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq qemu-user
+fi
+
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
