@@ -60,8 +60,11 @@ def run(graph: Graph) -> dict:
 def _foldable(bn: Node, rw: Rewriter) -> bool:
     x, params = bn.inputs[0], bn.inputs[1:5]
     extra_used = any(v.name and (id(v) in rw.graph_outputs or id(v) in rw.consumers) for v in bn.outputs[1:])
-    return (len(params) == 4 and all(p is not None and p.is_const for p in params) and x.dtype.kind == "f"
-            and len(x.shape) >= 2 and not bn.attrs.get("training_mode", 0) and not extra_used)
+    if len(params) != 4 or any(p is None or not p.is_const for p in params) or len(x.shape) < 2:
+        return False
+    channels = int(np.prod(x.shape[1:])) if _per_activation(bn) else x.shape[1]
+    return (all(p.size == channels for p in params) and x.dtype.kind == "f"
+            and not bn.attrs.get("training_mode", 0) and not extra_used)
 
 
 def _per_activation(bn: Node) -> bool:

@@ -159,3 +159,15 @@ def test_training_mode_is_left_alone():
     graph = imported(model)
     assert run_pass(graph, "fold_batch_norm")["folded"] == 0
     assert [n.op_type for n in graph.nodes] == ["BatchNormalization"]
+
+
+def test_opset7_per_activation_bn_becomes_scale_and_shift_per_activation(target, tmp_path):
+    rng = np.random.default_rng(8)
+    shape = (C, 2, 3)
+    inits = [const("gamma", rng.uniform(0.5, 1, shape)), const("beta", rng.normal(size=shape)),
+             const("mean", rng.normal(size=shape)), const("var", rng.uniform(0.5, 1.5, shape))]
+    model = make([bn("x", "y", spatial=0)], [io("x", [2, C, 2, 3])], [io("y", [2, C, 2, 3])], inits, opset=7)
+    graph = imported(model)
+    assert run_pass(graph, "fold_batch_norm")["to_scale_shift"] == 1
+    assert graph.nodes[0].inputs[1].shape == shape
+    check_model(model, {"x": rand(2, C, 2, 3)}, target, tmp_path, rtol=1e-4, atol=1e-5)
