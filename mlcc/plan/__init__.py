@@ -131,7 +131,7 @@ def plan_memory(program: Program) -> MemoryPlan:
     best = None
     for name, order in _schedule.candidates(program):
         candidate = _evaluate(program, order)
-        candidate.strategy = f"schedule {name}; offsets {_assign.assign(candidate.buffers)}"
+        candidate.strategy = f"schedule {name}; offsets {_assign.assign(candidate.buffers, candidate.lower_bound, ALIGN)}"
         candidate.arena = max((b.offset + b.size for b in candidate.buffers), default=0)
         if best is None or (candidate.arena, candidate.lower_bound) < (best.arena, best.lower_bound):
             best = candidate
