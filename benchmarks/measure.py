@@ -69,7 +69,7 @@ def mlcc_build(model_path: Path, target: str, out: Path) -> dict:
 def mlcc_latency(built: dict, feeds: dict, expected: dict | None, budget: float, most: int) -> dict:
     """mlcc bench on a built folder, after one untimed run that checks the outputs against onnxruntime."""
     if "error" in built:
-        return {"error": "build failed"}
+        return {"error": f"build failed: {built['error'][:200]}"}
     try:
         model = runners.load(built["folder"])
         started = time.perf_counter()
@@ -108,6 +108,7 @@ def ort_session(model: onnx.ModelProto):
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
