@@ -1,8 +1,10 @@
 """`mlcc bench`: latency of a built model on its target's runner, and a per-step profile.
 
-Host: runtime_c/bench/mlcc_bench.c times each call of NAME_run_v inside C (clock_gettime around the call).
-wasm32: wasmtime's call from Python is timed around the export; its overhead is measured by a call with
-NULL arguments, which the model refuses at once. The profile recompiles the folder's sources with
+Host: runtime_c/bench/mlcc_bench.c, a small library, times each call of the built libNAME.so's NAME_run_v
+inside C (clock_gettime around the call). wasm32: a call from Python into wasmtime costs tens of
+microseconds, so the folder's sources are relinked with the harness into one module that times each call
+inside (WASI's monotonic clock), with the same compiler flags as the artifact. The overhead is measured by
+calls with NULL arguments, which the model refuses at once. The profile relinks the folder's sources with
 -DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads.
 Each runner registers a timer and a profiler, as runners register loaders.
 """
