@@ -254,11 +254,13 @@ def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed
 @with_shapes
 @opt_level_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def inspect(model, target, shapes, dims, opt_level, as_json):
+@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the memory timeline (steps x offsets) into this SVG file.")
+def inspect(model, target, shapes, dims, opt_level, as_json, plot):
     """Show ops, shapes, parameters, FLOPs and the memory plan, without compiling."""
     from .inspect import describe, format_text
 
-    info = describe(Path(model), target, _parse_shapes(shapes), _parse_dims(dims), opt_level)
+    info = describe(Path(model), target, _parse_shapes(shapes), _parse_dims(dims), opt_level,
+                    plot=Path(plot) if plot else None)
     click.echo(json.dumps(info, indent=2) if as_json else format_text(info))
 
 

@@ -7,12 +7,15 @@ from pathlib import Path
 import numpy as np
 
 from . import ops
+from .errors import UsageError
 from .pipeline import BuildOptions, compile_model
 from .report import model_flops, op_counts, tensor_info
 
 
-def describe(model: Path, target: str, shapes, dims, opt_level: int) -> dict:
+def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path | None = None) -> dict:
+    """What `mlcc inspect` shows; with `plot`, also write the memory timeline there as SVG."""
     from .frontend import load_model
+    from .plan.plot import svg
 
     proto = load_model(model)
     unsupported = sorted({f"{n.op_type} ({n.name})" for n in proto.graph.node if ops.lookup(n.op_type, n.domain) is None})
@@ -21,17 +24,26 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int) -> dict:
                 "ops": dict(sorted(_count(n.op_type for n in proto.graph.node).items()))}
     compiled = compile_model(model, BuildOptions(target=target, shapes=shapes, dims=dims, opt_level=opt_level, compile=False))
     graph, plan = compiled.graph, compiled.plan
-    offsets = {id(b.value): b.offset for b in plan.buffers}
+    alias = plan.alias_of()
     nodes = []
-    for node in graph.nodes:
+    for index, step in enumerate(compiled.program.steps):  # in the planned schedule
+        node = step.node
         op = ops.lookup(node.op_type, node.domain)
         nodes.append({
             "name": node.name, "op": node.op_type,
             "inputs": [v.type_str() for v in node.inputs if v is not None],
             "outputs": [v.type_str() for v in node.outputs if v.name],
-            "arena_offsets": [offsets.get(id(v)) for v in node.outputs if v.name],
+            "arena_offsets": [plan.offset_of(v) for v in node.outputs if v.name],
+            "shares": [alias[id(v)].link.kind if id(v) in alias else None for v in node.outputs if v.name],
+            "code": index not in plan.elided_steps,
             "flops": op.flops(node) if op else 0,
         })
+    if plot is not None:
+        try:
+            Path(plot).write_text(svg(compiled.program, plan, compiled.name))
+        except OSError as exc:
+            raise UsageError(f"--plot: cannot write {str(plot)!r} ({exc.strerror or exc})") from None
+    peak_node = compiled.program.steps[plan.peak_step].node if compiled.program.steps else None
     return {
         "model": str(model), "target": compiled.target.name, "unsupported": [],
         "inputs": [tensor_info(v) for v in graph.inputs],
@@ -42,7 +54,9 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int) -> dict:
         "memory": {
             "intermediates_bytes": plan.intermediates_bytes, "arena_bytes": plan.arena_bytes,
             "arena_lower_bound_bytes": plan.lower_bound_bytes,
-            "peak": {"step": plan.peak_step, "tensors": plan.peak_values},
+            "peak": {"step": plan.peak_step, "node": peak_node.name if peak_node else None,
+                     "tensors": [{"name": n, "bytes": b} for n, b in zip(plan.peak_values, plan.peak_bytes)]},
+            "sharing": plan.sharing(),
         },
     }
 
@@ -68,13 +82,22 @@ def format_text(info: dict) -> str:
     lines.append(f"ops after optimisation: {', '.join(f'{k} x{v}' for k, v in info['ops'].items())}")
     lines.append("")
     width = max([len(n["name"]) for n in info["nodes"]] + [4])
-    lines.append(f"{'#':>4}  {'node'.ljust(width)}  {'op':<20} {'output':<28} {'offset':>10} {'MFLOP':>9}")
+    lines.append(f"{'#':>4}  {'node'.ljust(width)}  {'op':<20} {'output':<28} {'offset':>10} {'shares':<9} {'MFLOP':>9}")
     for i, n in enumerate(info["nodes"]):
         offset = ",".join("-" if o is None else str(o) for o in n["arena_offsets"])
-        lines.append(f"{i:>4}  {n['name'].ljust(width)}  {n['op']:<20} {', '.join(n['outputs']):<28} {offset:>10} {n['flops'] / 1e6:>9.2f}")
+        shares = ",".join(k or "-" for k in n["shares"]) + ("" if n["code"] else " (no code)")
+        lines.append(f"{i:>4}  {n['name'].ljust(width)}  {n['op']:<20} {', '.join(n['outputs']):<28} {offset:>10} "
+                     f"{shares:<9} {n['flops'] / 1e6:>9.2f}")
     m = info["memory"]
+    ratio = m["arena_bytes"] / m["arena_lower_bound_bytes"] if m["arena_lower_bound_bytes"] else 1.0
     lines.append("")
-    lines.append(f"memory: intermediates {m['intermediates_bytes']:,} B, arena {m['arena_bytes']:,} B, "
-                 f"lower bound {m['arena_lower_bound_bytes']:,} B")
-    lines.append(f"largest live set (step {m['peak']['step']}): {', '.join(m['peak']['tensors'])}")
+    lines.append(f"memory: intermediates {m['intermediates_bytes']:,} B (the sum of all), arena {m['arena_bytes']:,} B, "
+                 f"lower bound {m['arena_lower_bound_bytes']:,} B (arena / bound {ratio:.3f})")
+    sharing = m["sharing"]
+    lines.append(f"sharing: {sharing['views']} views, {sharing['in_place']} in place, "
+                 f"{sharing['written_into_concat'] + sharing['placed_in_concat']} written into a Concat, "
+                 f"{sharing['steps_without_code']} steps without code; {sharing['strategy']}")
+    peak = m["peak"]
+    lines.append(f"largest live set (step {peak['step']}, {peak['node']}): "
+                 + ", ".join(f"{t['name']} {t['bytes']:,} B" for t in peak["tensors"]))
     return "\n".join(lines)

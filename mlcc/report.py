@@ -39,7 +39,8 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "arena_bytes": memory.arena_bytes,
         "arena_lower_bound_bytes": memory.lower_bound_bytes,
         "intermediates_bytes": memory.intermediates_bytes,
-        "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values},
+        "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values, "tensor_bytes": memory.peak_bytes},
+        "memory_sharing": memory.sharing(),
         "weights_bytes": sources.weights_bytes,
         "weights_tensors": sources.weights_count,
         "code_bytes": {kind: s["code_bytes"] for kind, s in sizes.items()},  # machine code only, per artifact

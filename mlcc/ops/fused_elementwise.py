@@ -26,6 +26,7 @@ class FusedElementwise(Op):
     domain = "mlcc"
     attrs = {"body": None}
     elementwise = True
+    in_place = True  # elementwise.c.j2 loads every operand at an index before storing there
 
     def reference(self, node: Node, inputs):
         values = {id(v): x for v, x in zip(node.inputs, inputs)}

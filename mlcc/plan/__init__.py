@@ -70,6 +70,20 @@ class MemoryPlan:
     strategy: str = ""  # the schedule and placement that won
     peak_bytes: list[int] = field(default_factory=list)  # sizes of peak_values, in order
 
+    def sharing(self) -> dict:
+        """What shares bytes, counted (for report.json and `mlcc inspect`)."""
+        kinds = {"view": "views", "concat": "written_into_concat", "in-place": "in_place", "placed": "placed_in_concat"}
+        counts = {word: 0 for word in kinds.values()}
+        for a in self.aliases:
+            counts[kinds[a.link.kind]] += 1
+        return {**counts, "steps_without_code": len(self.elided_steps), "strategy": self.strategy}
+
+    def offset_of(self, value: Value) -> int | None:
+        """A tensor's arena offset (its own buffer's, or inside the buffer it shares); None outside the arena."""
+        alias = self.alias_of().get(id(value))
+        root, extra = (alias.root, alias.offset) if alias else (value, 0)
+        return next((b.offset + extra for b in self.buffers if b.value is root), None)
+
     def alias_of(self) -> dict[int, Alias]:
         return {id(a.value): a for a in self.aliases}
 

@@ -9,7 +9,7 @@ from mlcc import frontend, lower, passes, plan as planner
 from mlcc.errors import MlccError
 from mlcc.ir import Graph, Node, Value
 from mlcc.lower import Program, Step
-from mlcc.plan import ALIGN, plan_memory
+from mlcc.plan import ALIGN, assign, plan_memory
 from mlcc.targets import resolve
 
 F32 = np.dtype("float32")
@@ -254,3 +254,40 @@ def test_random_graphs_plan_soundly(seed):
 
 def test_package_keeps_its_entry_points():
     assert planner.plan_memory is plan_memory and planner.MemoryPlan and planner.Buffer
+
+
+# --- offsets and schedules ------------------------------------------------------------------------------------
+class Box:
+    def __init__(self, first, last, size):
+        self.first, self.last, self.size, self.offset = first, last, size, -1
+
+
+def test_sweep_reaches_the_bound_where_greedy_placements_miss_it():
+    # (first, last, size in 64 B): every greedy order needs 9 x 64 B here, the live peak is 8 x 64 B
+    boxes = [Box(f, l, 64 * s) for f, l, s in [(1, 2, 3), (0, 1, 2), (2, 4, 3), (1, 2, 1), (4, 6, 5), (6, 8, 1), (1, 1, 1)]]
+    strategy = assign.assign(boxes, lower_bound=8 * 64, align=64)
+    assert strategy.startswith("sweep") and max(b.offset + b.size for b in boxes) == 8 * 64
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if a.first <= b.last and b.first <= a.last:
+                assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset
+
+
+def test_a_better_schedule_is_chosen_for_branches_given_breadth_first():
+    """Four branches, each a large tensor reduced to a small one; given all large ones first, the planner
+    finishes each branch before starting the next."""
+    nodes = [helper.make_node("Tile", ["x", f"r{i}"], [f"big{i}"]) for i in range(4)]
+    nodes += [helper.make_node("ReduceMax", [f"big{i}"], [f"small{i}"], keepdims=0) for i in range(4)]
+    nodes.append(helper.make_node("Sum", [f"small{i}" for i in range(4)], ["y"]))
+    inits = [(f"r{i}", np.array([256 + i], np.int64)) for i in range(4)]
+    program, plan = planned(nodes, [vi("x", [64])], [vi("y", None)], inits)
+    assert plan.strategy.startswith("schedule depth first") or plan.strategy.startswith("schedule frees most")
+    order = [s.node.op_type for s in program.steps]
+    assert order[:2] == ["Tile", "ReduceMax"]  # one branch at a time
+    assert plan.lower_bound_bytes < 2 * 64 * 256 * 4 + 4096  # one large tensor at a time (plus the smalls)
+
+
+def test_the_given_order_is_kept_when_nothing_is_better():
+    program, plan = planned([helper.make_node("Softmax", ["x"], ["a"]), helper.make_node("Softmax", ["a"], ["y"])],
+                            [vi("x", [8])], [vi("y", None)])
+    assert plan.strategy.startswith("schedule as given")
