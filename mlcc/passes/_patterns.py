@@ -10,8 +10,6 @@ coefficients too), compared with a relative tolerance.
 
 from __future__ import annotations
 
-from math import prod
-
 import numpy as np
 
 from ..ir import Graph, Node, Value
@@ -90,10 +88,6 @@ def scalar(value: Value | None) -> float | None:
         return None
     flat = value.data.reshape(-1)
     return float(flat[0]) if np.all(flat == flat[0]) else None
-
-
-def close(a: float | None, b: float, rtol: float = 1e-4) -> bool:
-    return a is not None and abs(a - b) <= rtol * abs(b)
 
 
 def reduce_axes(node: Node, rank: int) -> tuple[int, ...] | None:
@@ -175,10 +169,10 @@ class Expander:
 
     MAX_NODES = 40
 
-    def __init__(self, m: Matcher, leaves: dict[int, int], variables: int, inverse_leaves: dict[int, int] = {}):
+    def __init__(self, m: Matcher, leaves: dict[int, int], variables: int, inverse_leaves: dict[int, int] | None = None):
         self.m = m
         self.leaves = leaves
-        self.inverse_leaves = inverse_leaves
+        self.inverse_leaves = inverse_leaves or {}
         self.variables = variables
         self.nodes: list[Node] = []
         self._memo: dict[int, Poly | None] = {}
@@ -256,6 +250,3 @@ def forward_candidates(m: Matcher, start: Value, depth: int, op_types=ELEMENTWIS
         frontier = following
     return sorted(found.values(), key=lambda n: -m.order[id(n)])
 
-
-def same_elements(a: Value, b: Value) -> bool:
-    return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype and prod(a.shape) > 0

@@ -13,7 +13,6 @@ import math
 import os
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from tests.golden import check_model
