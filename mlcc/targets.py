@@ -31,6 +31,8 @@ class Target:
     cpu_flags: tuple[str, ...] = ()  # /proc/cpuinfo flags a host needs to run it natively
     host_priority: int = 0  # among targets this host runs, the highest is `host`
     qemu: tuple[str, ...] = field(default=())  # qemu-user command for runner = "qemu"
+    qemu_min_version: str = ""  # oldest qemu-user that runs this target's code correctly
+    conv_layout: str = "NCHW"  # activations' layout in convolutional regions: NCHW or NHWC (passes/choose_layout)
 
     @property
     def is_wasm(self) -> bool:

@@ -14,9 +14,17 @@ if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null 2>&1; then  # test
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium nodejs
 fi
 
-if ! command -v qemu-aarch64 >/dev/null 2>&1; then  # tests/targets/test_cross.py: Linux cross targets under qemu-user
+# tests/targets/test_cross.py runs the Linux cross targets under qemu-user 8.1 or newer: 7.2 (Debian 12's own)
+# aborts on RVV narrowing conversions (vfncvt.rtz), so Debian 12 takes it from its backports suite.
+qemu_ok() { qemu-riscv64 --version 2>/dev/null | grep -qE 'version (8\.[1-9]|9\.|[1-9][0-9]\.)'; }
+if ! command -v qemu-aarch64 >/dev/null 2>&1 || ! qemu_ok; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq qemu-user
+    if ! qemu_ok && grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
+        mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -m1 -oE 'https?://[^ ]+/debian/?( |$)' | tr -d ' ' || true)
+        echo "deb ${mirror%/} bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+        $SUDO apt-get update -qq && $SUDO apt-get install -y -qq -t bookworm-backports qemu-user
+    fi
 fi
 
 if [ ! -x .venv/bin/python ]; then

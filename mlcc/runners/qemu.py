@@ -5,9 +5,11 @@ runtime_c/include/mlcc/runner.h describes the driver's command line and exit sta
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +21,29 @@ TIMEOUT_SECONDS = 3600
 
 
 def qemu_command(target) -> list[str]:
+    """The target's qemu-user command, checked to exist and to be recent enough."""
     if not target.qemu:
         raise RunError(f"target {target.name!r} names no qemu command in its targets/ file")
     if shutil.which(target.qemu[0]) is None:
         raise RunError(f"{target.qemu[0]} not found: install qemu-user (Debian: apt-get install qemu-user) "
                        f"to run {target.name} code on this machine")
+    if target.qemu_min_version:
+        have = qemu_version(target.qemu[0])
+        if have < _version_tuple(target.qemu_min_version):
+            raise RunError(f"{target.qemu[0]} {'.'.join(map(str, have))} is too old for {target.name}: it needs "
+                           f"qemu-user {target.qemu_min_version} or newer (scripts/test.sh installs one)")
     return list(target.qemu)
+
+
+@lru_cache(maxsize=None)
+def qemu_version(executable: str) -> tuple[int, ...]:
+    proc = subprocess.run([executable, "--version"], capture_output=True, text=True)
+    match = re.search(r"version (\d+(?:\.\d+)*)", proc.stdout)
+    return _version_tuple(match.group(1)) if match else ()
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
 
 
 @register("qemu")
