@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from ._copy import fill_literal
+from ._layout import channels_first_view, is_channels_last, to_channels_last
 from ._spatial import spatial_ints
 
 KERNEL_DIMS = 3
@@ -45,6 +46,8 @@ class PoolGeometry:
 
 
 def geometry(node: Node) -> PoolGeometry:
+    if is_channels_last(node):
+        node = channels_first_view(node)
     x = node.inputs[0]
     spatial = len(x.shape) - 2
     if not 1 <= spatial <= KERNEL_DIMS:
@@ -95,13 +98,20 @@ def pool_types(node: Node) -> list[tuple[np.dtype, tuple[int, ...]]]:
     """Y's type, and the int64 Indices' when the node names one. Computed here rather than by onnx's
     shape inference, which before opset 22 keeps a ceil_mode window that starts in the end padding."""
     x = node.inputs[0]
-    shape = (*x.shape[:2], *geometry(node).out[KERNEL_DIMS - (len(x.shape) - 2):])
+    shape = (x.shape[0], *geometry(node).out[KERNEL_DIMS - (len(x.shape) - 2):])
+    shape = to_channels_last((shape[0], x.shape[-1], *shape[1:])) if is_channels_last(node) else (shape[0], x.shape[1], *shape[1:])
     return [(x.dtype, shape), (np.dtype(np.int64), shape)][:len(node.outputs)]
 
 
 def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = None) -> None:
+    """kernel: the NC[D][H]W kernel's name; a channels-last node calls its _nhwc form."""
     g = geometry(node)
     ctx.use_kernels("f32-pool")
+    if is_channels_last(node):
+        x = node.inputs[0]
+        ctx.emit("ops/pool.c.j2", kernel=kernel.replace("__", "_nhwc__"), planes=f"{x.shape[0]}u, {x.shape[-1]}",
+                 fields=g.fields(), count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
+        return
     ctx.emit("ops/pool.c.j2", kernel=kernel, planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,
              x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
 

@@ -14,7 +14,8 @@ from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
-from ._gemm import Epilogue, chunk_columns, packed_size, tile_for
+from ._gemm import SCRATCH_BUDGET, Epilogue, chunk_columns, packed_constant, packed_size, tile_for
+from ._layout import channels_first_view, is_channels_last, to_channels_last
 
 
 def _is_pointwise(geo) -> bool:
@@ -48,6 +49,10 @@ class Conv(Op):
         return True
 
     def infer(self, node: Node):
+        if is_channels_last(node):
+            geo = conv_geometry(channels_first_view(node))
+            x, w = node.inputs[0], node.inputs[1]
+            return [(x.dtype, to_channels_last((x.shape[0], w.shape[0], *geo.out)))]
         geo = conv_geometry(node)
         x, w = node.inputs[0], node.inputs[1]
         return [(x.dtype, (x.shape[0], w.shape[0], *geo.out))]
@@ -55,6 +60,9 @@ class Conv(Op):
     def lower(self, node: Node, ctx, epilogue: Epilogue | None = None) -> None:
         """epilogue: an activation and residual fused into the kernels (residual rows are output channels,
         columns output pixels, residual_batch_stride elements per image)."""
+        if is_channels_last(node):
+            self._lower_channels_last(node, ctx)
+            return
         geo = conv_geometry(node)
         x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
         images, channels = x.shape[0], x.shape[1]
@@ -87,8 +95,52 @@ class Conv(Op):
                  group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u",
                  scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "columns"), **values)
 
+    def _lower_channels_last(self, node: Node, ctx) -> None:
+        """N[D]HWC activations (passes/choose_layout): output[pixel][M] = columns[pixel][K] * W^T[K][M], the
+        weights packed at build time as B with K ordered (kd, kh, kw, c) like a channels-last pixel run. A
+        1x1 stride-1 unpadded kernel reads the activations in place as A; depthwise runs a direct kernel
+        with the channels innermost. The fused epilogue's rows are output pixels, columns channels."""
+        geo = conv_geometry(channels_first_view(node))
+        x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
+        images, channels = x.shape[0], x.shape[-1]
+        groups, out_channels = int(node.attrs["group"]), w.shape[0]
+        group_in, group_out, pixels = channels // groups, out_channels // groups, geo.out_size
+        epilogue = node_epilogue(node, self.epilogue_input, out_channels, 1, pixels * out_channels)
+        ctx.use_kernels("f32-conv")
+        values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
+                      bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
+                      x_image=channels * geo.in_size, y_image=out_channels * pixels)
+        if groups > 1 and group_in == 1 and group_out == 1:
+            taps = np.ascontiguousarray(w.data.reshape(channels, geo.taps).T, dtype=np.float32)
+            if epilogue is not None:
+                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
+            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise",
+                     w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
+                     **values)
+            return
+        tile = tile_for(ctx.target)
+        ctx.use_kernels("f32-gemm")
+        k, spatial = group_in * geo.taps, len(geo.kernel)
+        # W [groups * group_out, group_in, *kernel] -> B [groups][(kernel..., group_in)][group_out]
+        grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
+        b = grouped.transpose(0, *range(3, 3 + spatial), 2, 1).reshape(groups, k, group_out)
+        packed = ctx.constant(packed_constant(w, b, tile.nr, "channels_last_packed"))
+        values.update(config=tile.config, groups=groups, group_in=group_in, group_out=group_out, k=k,
+                      out_channels=out_channels, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
+                      group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u")
+        if _is_pointwise(geo):
+            if epilogue is not None:
+                values["epilogue"] = epilogue.fields(ctx, _offset(("group", group_out)))
+            ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, **values)
+            return
+        chunk = min(pixels, max(tile.mr, SCRATCH_BUDGET // (4 * k) // tile.mr * tile.mr))
+        if epilogue is not None:
+            values["epilogue"] = epilogue.fields(ctx, _offset((f"n * {pixels}u + p0", out_channels), ("group", group_out)))
+        ctx.emit("ops/conv_nhwc.c.j2", mode="im2col", chunk=chunk, scratch=ctx.scratch(4 * chunk * k, "columns"),
+                 **values)
+
     def flops(self, node: Node) -> int:
-        geo = conv_geometry(node)
+        geo = conv_geometry(channels_first_view(node) if is_channels_last(node) else node)
         x, w = node.inputs[0], node.inputs[1]
         macs = x.shape[0] * w.shape[0] * geo.out_size * w.shape[1] * geo.taps
         return 2 * macs

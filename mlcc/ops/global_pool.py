@@ -7,6 +7,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register_family
+from ._layout import is_channels_last
 
 TABLE = {
     "GlobalMaxPool": "mlcc_f32_pool_global_max__scalar",
@@ -22,8 +23,13 @@ def _make(op_type: str, kernel: str) -> type[Op]:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported yet (float32 only)", node.where())
             if len(x.shape) < 2:
                 raise UnsupportedError(f"{op_type} needs an input of rank 2 or more, not {len(x.shape)}", node.where())
-            planes = int(x.shape[0] * x.shape[1])
             ctx.use_kernels("f32-pool")
+            if is_channels_last(node):  # N[D][H]WC (passes/choose_layout): y is N x C
+                ctx.emit("ops/global_pool.c.j2", kernel=kernel.replace("__", "_nhwc__"),
+                         planes=f"{x.shape[0]}u, {x.size // (x.shape[0] * x.shape[-1])}", size=x.shape[-1],
+                         x=ctx.ptr(x), y=ctx.ptr(y))
+                return
+            planes = int(x.shape[0] * x.shape[1])
             ctx.emit("ops/global_pool.c.j2", kernel=kernel, planes=planes, size=x.size // max(planes, 1),
                      x=ctx.ptr(x), y=ctx.ptr(y))
 

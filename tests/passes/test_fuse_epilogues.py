@@ -71,7 +71,9 @@ def test_a_residual_after_the_activation_is_not_taken():
 
 @pytest.mark.parametrize("opt", [0, 2])
 def test_numerics_unchanged(target, tmp_path, opt):
-    report = check_model(residual_block(), {"x": rand(2, 4, 6, 6)}, target, tmp_path, rtol=1e-4, atol=1e-4, opt_level=opt)
+    # the fusion's op counts alone: on NHWC targets choose_layout adds Transposes at the region's edges
+    report = check_model(residual_block(), {"x": rand(2, 4, 6, 6)}, target, tmp_path, rtol=1e-4, atol=1e-4, opt_level=opt,
+                         disabled_passes=("choose_layout",))
     if opt == 2:
         assert report["ops"] == {"Conv": 4, "Flatten": 1, "Gemm": 1}
 
@@ -93,5 +95,5 @@ def test_a_sum_of_two_is_a_residual(target, tmp_path):
              helper.make_node("Relu", ["s"], ["y"], name="relu")]
     model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 4, 5, 5])], [helper.make_tensor_value_info("y", F, [1, 4, 5, 5])],
                  [_init("w", 4, 4, 3, 3)])
-    report = check_model(model, {"x": rand(1, 4, 5, 5)}, target, tmp_path)
+    report = check_model(model, {"x": rand(1, 4, 5, 5)}, target, tmp_path, disabled_passes=("choose_layout",))
     assert report["ops"] == {"Conv": 1}

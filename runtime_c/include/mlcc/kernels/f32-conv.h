@@ -42,4 +42,16 @@ void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, siz
                                      const float *x, const float *w, const float *bias,
                                      float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
+/* Channels-last (N[D]HWC) forms. im2col_nhwc writes rows p0 .. p0+np of one image's column matrix, row =
+ * output pixel, column (kd, kh, kw, c) for the `channels` channels starting at x, whose pixels lie
+ * x_pixel_stride floats apart (a group's slice of a wider tensor); taps in the padding read 0. */
+void mlcc_f32_conv_im2col_nhwc(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride,
+                               const float *x, size_t p0, size_t np, float *MLCC_RESTRICT a);
+
+/* Depthwise convolution of one channels-last image with one filter per channel: w is taps x channels,
+ * bias may be NULL. The epilogue (NULL: none) sees rows = output pixels, columns = channels. */
+void mlcc_f32_conv_depthwise_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                          const float *x, const float *w, const float *bias,
+                                          float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
+
 #endif /* MLCC_KERNELS_F32_CONV_H */

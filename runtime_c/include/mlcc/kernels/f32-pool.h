@@ -30,4 +30,15 @@ void mlcc_f32_pool_avg__scalar(size_t planes, const mlcc_pool_geometry *geometry
 void mlcc_f32_pool_global_max__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 void mlcc_f32_pool_global_avg__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
+/* Channels-last (N[D][H]WC) forms over `images` images of `channels` channels: windows as above, global
+ * pools over each image's `pixels` pixels (y is images x channels). */
+void mlcc_f32_pool_max_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                    const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_avg_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                    bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_max_nhwc__scalar(size_t images, size_t pixels, size_t channels,
+                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_avg_nhwc__scalar(size_t images, size_t pixels, size_t channels,
+                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
 #endif /* MLCC_KERNELS_F32_POOL_H */

@@ -1,0 +1,108 @@
+"""choose_layout: convolutional regions run channels-last on targets whose conv_layout is NHWC, with
+Transposes only at the region's boundary; numerics unchanged against onnxruntime (rtol 1e-4, atol 1e-4:
+the same sums in another order)."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from mlcc import targets
+from tests.golden import check_model, rand
+from tests.passes.util import imported, make, run_pass, text
+
+F = TensorProto.FLOAT
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _init(name, *shape, seed=0, scale=0.3):
+    return numpy_helper.from_array((np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def _nhwc(graph):
+    graph.target = targets.resolve("x86_64")
+    return graph
+
+
+def block():
+    """conv+relu -> depthwise -> 1x1 with a per-channel Mul, max pool, a Concat with a strided 3x3 conv,
+    global average pool, Flatten, Gemm."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "wd"], ["d"], group=8, pads=[1, 1, 1, 1], name="depthwise"),
+             helper.make_node("Conv", ["d", "wp"], ["p"], name="pointwise"),
+             helper.make_node("Mul", ["p", "scale"], ["ps"], name="scale"),
+             helper.make_node("MaxPool", ["ps"], ["mp"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+             helper.make_node("Conv", ["r1", "ws"], ["s"], strides=[2, 2], pads=[1, 1, 1, 1], name="strided"),
+             helper.make_node("Concat", ["mp", "s"], ["cat"], axis=1, name="concat"),
+             helper.make_node("GlobalAveragePool", ["cat"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "wg"], ["y"], transB=1, name="fc")]
+    inits = [_init("w1", 8, 3, 3, 3), _init("b1", 8, seed=1), _init("wd", 8, 1, 3, 3, seed=2),
+             _init("wp", 12, 8, 1, 1, seed=3), _init("scale", 12, 1, 1, seed=4), _init("ws", 6, 8, 3, 3, seed=5),
+             _init("wg", 5, 18, seed=6)]
+    return make(nodes, [helper.make_tensor_value_info("x", F, [2, 3, 8, 8])],
+                [helper.make_tensor_value_info("y", F, [2, 5])], inits, opset=17)
+
+
+def test_region_runs_channels_last_with_transposes_only_at_its_edges():
+    graph = _nhwc(imported(block()))
+    did = run_pass(graph, "choose_layout")
+    assert did == {"layout": "NHWC", "regions": 1, "nodes": 9, "transposes": 1, "reshapes": 1, "cancelled": 0}
+    ir = text(graph)
+    assert "%x_nhwc:float32[2,8,8,3] = Transpose(%x) perm=[0,2,3,1]" in ir
+    assert "= Conv(%x_nhwc, %w1, %b1) group=1 kernel_shape=[3,3] layout='NHWC'" in ir.replace("auto_pad='NOTSET' dilations=None ", "") or "layout='NHWC'" in ir
+    assert "%scale_nhwc:float32[12]" in ir  # [12, 1, 1] per channel -> [12]
+    assert "axis=3" in ir
+    # the pooled [2, 1, 1, 18] goes back to channels-first as a view
+    assert "%g:float32[2,18,1,1] = Reshape(%g_nhwc" in ir
+    assert [n.op_type for n in graph.nodes].count("Transpose") == 1
+
+
+def test_nchw_targets_are_left_alone():
+    graph = imported(block())
+    graph.target = targets.resolve("wasm32-scalar")
+    before = text(graph)
+    assert run_pass(graph, "choose_layout") == {"layout": "NCHW", "regions": 0}
+    assert text(graph) == before
+
+
+def test_inverse_transposes_cancel_and_lone_elementwise_stays():
+    """A TensorFlow-style NHWC input transposed to NCHW feeds the conv directly; an elementwise island with
+    no convolution keeps its layout."""
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2], name="to_nchw"),
+             helper.make_node("Conv", ["xt", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu"),
+             helper.make_node("Sigmoid", ["z"], ["u"], name="lone")]
+    model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 6, 6, 4]), helper.make_tensor_value_info("z", F, [1, 2, 3, 3])],
+                 [helper.make_tensor_value_info("y", F, [1, 5, 6, 6]), helper.make_tensor_value_info("u", F, [1, 2, 3, 3])],
+                 [_init("w", 5, 4, 3, 3)])
+    graph = _nhwc(imported(model))
+    did = run_pass(graph, "choose_layout")
+    assert did["cancelled"] == 1 and did["nodes"] == 2 and did["transposes"] == 1
+    ir = text(graph)
+    assert "Conv(%x, %w)" in ir
+    assert "%u:float32[1,2,3,3] = Sigmoid(%z)" in ir
+    assert "%y:float32[1,5,6,6] = Transpose(%y_nhwc) perm=[0,3,1,2]" in ir
+
+
+@pytest.mark.parametrize("opt", [2, 0])
+def test_numerics_unchanged(target, tmp_path, opt):
+    check_model(block(), {"x": rand(2, 3, 8, 8)}, target, tmp_path, opt_level=opt, **TOL)
+
+
+def test_residual_and_activation_epilogues_channels_last(target, tmp_path):
+    """fuse_epilogues first (bias, residual, Clip), then the layout: the residual is read as pixels x channels;
+    an average pool with pads and a 1x1 strided conv take their channels-last forms."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Conv", ["a", "w2"], ["b"], pads=[1, 1, 1, 1], name="conv2"),
+             helper.make_node("Add", ["b", "bias"], ["bb"], name="bias"),
+             helper.make_node("Add", ["bb", "a"], ["s"], name="residual"),
+             helper.make_node("Clip", ["s", "lo", "hi"], ["r"], name="relu6"),
+             helper.make_node("AveragePool", ["r"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="avg"),
+             helper.make_node("Conv", ["ap", "w3"], ["y"], strides=[2, 2], name="down")]
+    inits = [_init("w1", 16, 4, 3, 3), _init("w2", 16, 16, 3, 3, seed=1, scale=0.1), _init("bias", 16, 1, 1, seed=2),
+             _init("w3", 7, 16, 1, 1, seed=3), numpy_helper.from_array(np.float32(0), "lo"),
+             numpy_helper.from_array(np.float32(6), "hi")]
+    model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 4, 9, 9])],
+                 [helper.make_tensor_value_info("y", F, [1, 7, 5, 5])], inits)
+    check_model(model, {"x": rand(1, 4, 9, 9)}, target, tmp_path, **TOL)
