@@ -41,6 +41,7 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x32__avx512;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__avx2;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x16__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
 
 /* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
