@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import json
 import logging
 import sys
@@ -118,10 +120,15 @@ def with_shapes(f):
 
 
 def opt_level_options(f):
+    @functools.wraps(f)  # keeps the options declared below this one
+    def with_default(*args, opt_level=None, **kwargs):
+        # click lets a later flag's default override an earlier one's, so none has a default: unset is -O2
+        return f(*args, opt_level=2 if opt_level is None else opt_level, **kwargs)
+
     for level in (3, 2, 1, 0):
-        f = click.option(f"-O{level}", "opt_level", flag_value=level, default=level == 2,
-                         help=f"Optimisation level {level}" + (" (default)." if level == 2 else "."))(f)
-    return f
+        with_default = click.option(f"-O{level}", "opt_level", flag_value=level,
+                                    help=f"Optimisation level {level}" + (" (default)." if level == 2 else "."))(with_default)
+    return with_default
 
 
 def _feeds(path: str | None, report_inputs: list[dict], seed: int = 0) -> dict[str, np.ndarray]:

@@ -48,7 +48,8 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path 
         "model": str(model), "target": compiled.target.name, "unsupported": [],
         "inputs": [tensor_info(v) for v in graph.inputs],
         "outputs": [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)],
-        "parameters": int(sum(np.prod(v.shape, dtype=np.int64) for v in graph.constants())),
+        # the model's own weights (passes fold and fuse constants into other shapes)
+        "parameters": int(sum(np.prod(i.dims, dtype=np.int64) for i in proto.graph.initializer)),
         "flops": model_flops(graph),
         "ops_before": compiled.ops_before, "ops": op_counts(graph), "nodes": nodes,
         "memory": {

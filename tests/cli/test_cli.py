@@ -56,7 +56,12 @@ def test_build_defaults_and_report(tmp_path):
     for key in ("inputs", "outputs", "arena_bytes", "weights_bytes", "artifacts", "ops", "passes"):
         assert key in report
     assert report["inputs"] == [{"name": "x", "dtype": "float32", "shape": [1, 4]}]
-    assert report["ops"] == {"Relu": 1, "Sigmoid": 1}
+    from mlcc.passes import PIPELINES
+
+    assert [p["pass"] for p in report["passes"]] == PIPELINES[2]  # -O2 unless told otherwise
+    assert report["ops_before"] == {"Relu": 1, "Sigmoid": 1} and report["ops"] == {"FusedElementwise": 1}
+    assert mlcc("build", model, "-O0", "-o", tmp_path / "o0", cwd=tmp_path).returncode == 0
+    assert json.loads((tmp_path / "o0" / "report.json").read_text())["ops"] == {"Relu": 1, "Sigmoid": 1}
 
 
 def test_build_wasm_and_run_with_npz(tmp_path):
