@@ -12,6 +12,21 @@ from mlcc.verify import compare, reference_outputs
 from tests.golden import build_and_run
 from tests.models import zoo
 
+# Arena ceilings at -O2 (bytes, host and wasm32): measured when the memory planner learnt views, Concat ranges,
+# in-place execution and the sweep under the lower bound, plus 5%.
+ARENA_CEILING = {
+    "bvlc_alexnet": 4_009_984,
+    "densenet121": 7_586_816,
+    "inception_v1": 6_205_440,
+    "inception_v2": 6_205_440,
+    "resnet50": 7_666_688,
+    "shufflenet": 3_319_808,
+    "squeezenet": 5_342_208,
+    "vgg19": 29_171_712,
+    "zfnet512": 9_581_568,
+}
+ARENA_OVER_BOUND = 1.05  # the arena may exceed the lower bound of its schedule by this factor at most
+
 # Random weights: logits are compared with a tolerance relative to their spread; float32 sums over
 # up to 25088-long dot products in a different order than onnxruntime's differ by about 1e-5 relative.
 RANDOM_RTOL = 1e-3
@@ -31,6 +46,8 @@ def test_zoo_as_shipped(zoo_model, target, tmp_path):
         result = compare(got[out], expected, zoo.SHIPPED_RTOL.get(name, 1e-3), zoo.SHIPPED_ATOL)
         assert result.ok, f"{name} {out}: max abs {result.max_abs:.3g}, max rel {result.max_rel:.3g}"
     assert report["arena_bytes"] < report["intermediates_bytes"]
+    assert report["arena_bytes"] <= ARENA_CEILING[name], f"{name}: arena grew to {report['arena_bytes']:,} B"
+    assert report["arena_bytes"] <= ARENA_OVER_BOUND * report["arena_lower_bound_bytes"]
     assert "ConstantOfShape" not in report["ops"], "weights must fold into constants"
 
 
