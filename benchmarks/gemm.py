@@ -8,7 +8,8 @@ time), the bias is a row, nothing else runs.
 
 Each figure is the median of --repeat runs in wall time and in this thread's CPU time (the second is steady on
 a shared machine: time the thread was descheduled does not count; wasmtime has no CPU clock, so wall only).
-Share of peak: of the peak of the variant's ISA (the avx512 peak for scalar code built for x86-64-v4 ...).
+Share of peak: of the peak of the variant's ISA (portable variants: of the host target's ISA, which they are
+built for).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.measure import peak_gflops
+from benchmarks.measure import host_isa, peak_gflops
 from mlcc import paths
 from mlcc.ops._gemm import variants
-from mlcc.targets import _host_cpu_flags
+from mlcc.targets import _host_cpu_flags, host_target
+from mlcc.toolchain import target_flags
 
 # (label, m, n, k): C[m][n] = A[m][k] * B[k][n]
 SHAPES = [
@@ -41,7 +43,6 @@ SHAPES = [
 NATIVE = {
     "avx512": (["-target", "x86_64-linux-gnu", "-mcpu=x86_64_v4"], {"avx512f"}, "avx512"),
     "avx2": (["-target", "x86_64-linux-gnu", "-mcpu=x86_64_v3"], {"avx2", "fma"}, "avx2"),
-    "scalar": (["-target", "x86_64-linux-gnu", "-mcpu=x86_64_v3"], {"avx2", "fma"}, "avx2"),
 }
 WASM = ["-target", "wasm32-wasi", "-msimd128"]
 
@@ -142,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     args = p.parse_args(argv)
     flags = _host_cpu_flags()
-    chosen = [v for v in variants() if (v.isa in NATIVE and NATIVE[v.isa][1] <= flags) or v.isa == "wasmsimd"]
+    # the portable variants are built as the host target builds them (as they were before the SIMD ones)
+    native = {**NATIVE, "scalar": (target_flags(host_target()), set(), host_isa())}
+    chosen = [v for v in variants() if (v.isa in native and native[v.isa][1] <= flags) or v.isa == "wasmsimd"]
     if args.variants:
         names = set(args.variants.split(","))
         chosen = [v for v in chosen if v.name in names]
@@ -154,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             wasm = v.isa == "wasmsimd"
             exe = Path(tmp) / (f"{v.name}.wasm" if wasm else v.name)
             # wasi-libc has no thread CPU clock: the wall clock stands in (and is reported as wall only)
-            _build(WASM if wasm else NATIVE[v.isa][0], v.name, exe,
+            _build(WASM if wasm else native[v.isa][0], v.name, exe,
                    "CLOCK_MONOTONIC" if wasm else "CLOCK_THREAD_CPUTIME_ID")
-            peak = None if wasm else peaks.get(NATIVE[v.isa][2])
+            peak = None if wasm else peaks.get(native[v.isa][2])
             for label, m, n, k in shapes:
                 r = (_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat)
                 flop = 2.0 * m * n * k
