@@ -16,6 +16,7 @@ def run(graph: Graph) -> dict:
     subst: dict[int, Value] = {}  # id(value) -> the equal value that replaces it
     constants: dict[tuple, list[Value]] = {}
     checked: set[int] = set()  # constants compared once
+    digests: dict[int, str] = {}
     seen: dict[tuple, Node] = {}
     kept, merged = [], {}
     merged_constants = 0
@@ -25,7 +26,7 @@ def run(graph: Graph) -> dict:
             v = subst.get(id(v), v) if v is not None else None
             if v is not None and v.is_const and id(v) not in checked:
                 checked.add(id(v))
-                same = _equal_constant(v, constants)
+                same = _equal_constant(v, constants, digests)
                 if same is not v:
                     subst[id(v)] = same
                     merged_constants += 1
@@ -61,7 +62,7 @@ def _key(node: Node) -> tuple | None:
 
 def _frozen(value):
     if isinstance(value, np.ndarray):
-        return ("tensor", value.dtype.str, value.shape, _digest(value))
+        return ("tensor", value.dtype.str, value.shape, hashlib.sha1(_bytes(value)).hexdigest())
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
     if hasattr(value, "SerializeToString"):  # an ONNX message (a graph, a type proto)
@@ -76,16 +77,18 @@ def _bytes(data: np.ndarray):
     return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
 
 
-def _digest(data: np.ndarray) -> str:
-    return hashlib.sha1(_bytes(data)).hexdigest()
-
-
-def _equal_constant(value: Value, constants: dict[tuple, list[Value]]) -> Value:
-    """The first constant seen with the same dtype, shape and bytes as `value` (or `value` itself)."""
-    key = (value.dtype.str, value.shape, _digest(value.data))
-    bucket = constants.setdefault(key, [])
+def _equal_constant(value: Value, constants: dict[tuple, list[Value]], digests: dict[int, str]) -> Value:
+    """The first constant seen with the same dtype, shape and bytes as `value` (or `value` itself). Bytes are
+    hashed only when another constant has the same dtype and shape."""
+    bucket = constants.setdefault((value.dtype.str, value.shape), [])
     for other in bucket:
-        if other is value or np.array_equal(_bytes(other.data), _bytes(value.data)):
+        if _digest(other, digests) == _digest(value, digests) and np.array_equal(_bytes(other.data), _bytes(value.data)):
             return other
     bucket.append(value)
     return value
+
+
+def _digest(value: Value, digests: dict[int, str]) -> str:
+    if id(value) not in digests:
+        digests[id(value)] = hashlib.sha1(_bytes(value.data)).hexdigest()
+    return digests[id(value)]
