@@ -5,7 +5,8 @@ import pytest
 from tests.golden import TARGETS
 
 # On these, every case of every per-op test runs; on any other test target (cross targets under qemu,
-# wasm32 on another runner) one case per test function in tests/ops, unless --every-case.
+# wasm32 on another runner) one case per test function in tests/ops, and one per op a test function is
+# parametrized over, unless --every-case.
 EVERY_CASE_TARGETS = {"host", "wasm32"}
 
 
@@ -41,16 +42,23 @@ def target(request):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--every-case"):
         return
+    from mlcc.ops import all_ops
+
+    op_types = {op_type for (_, op_type) in all_ops()}
     ops_dir = os.path.join(os.path.dirname(__file__), "ops")
-    seen, keep, dropped = set(), [], []
+    seen: dict[tuple[str, str], set[str]] = {}
+    keep, dropped = [], []
     for item in items:
-        target = getattr(getattr(item, "callspec", None), "params", {}).get("target")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        target = params.get("target")
         if target is None or target in EVERY_CASE_TARGETS or not str(item.path).startswith(ops_dir):
             keep.append(item)
             continue
         key = (item.nodeid.split("[")[0], target)
-        (dropped if key in seen else keep).append(item)
-        seen.add(key)
+        named_ops = {v for v in params.values() if isinstance(v, str) and v in op_types}
+        new = key not in seen or named_ops - seen[key]
+        (keep if new else dropped).append(item)
+        seen.setdefault(key, set()).update(named_ops)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
