@@ -190,12 +190,12 @@ def test_folding_that_would_allocate_gigabytes_is_refused_before_it_runs(tmp_pat
 
 
 def test_arena_over_the_limit_is_refused_before_any_file(tmp_path):
-    # four 1.2 GB tensors live at once: each is allowed, the arena (4.8 GB) is not
-    # (all read by one Sum, whose output is the caller's: nothing can be written in place or into the output)
-    nodes = [helper.make_node("Expand", ["x", "s"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
-             helper.make_node("Neg", ["a"], ["c"]), helper.make_node("Abs", ["a"], ["d"]),
-             helper.make_node("Sum", ["a", "b", "c", "d"], ["y"])]
-    model = save(tmp_path / "big.onnx", nodes, [vi("x", F, [1])], [vi("y", F, ["p"])], [_shape([3 * 10**8])])
+    # four 1.2 GB tensors live at once: each is allowed, the arena (4.8 GB) is not. Four Expands of four
+    # inputs: nothing to merge or fuse, and their one reader's output is the caller's (no in-place either)
+    names = ["x1", "x2", "x3", "x4"]
+    nodes = [helper.make_node("Expand", [x, "s"], [f"e{i}"]) for i, x in enumerate(names)]
+    nodes.append(helper.make_node("Sum", [f"e{i}" for i in range(4)], ["y"]))
+    model = save(tmp_path / "big.onnx", nodes, [vi(x, F, [1]) for x in names], [vi("y", F, ["p"])], [_shape([3 * 10**8])])
     refused(tmp_path, model, "arena", "limit", "big", commands=("build", "inspect"))
 
 
