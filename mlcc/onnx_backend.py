@@ -10,6 +10,8 @@ by the `target` keyword (default: the host), and the returned rep runs it with t
 
 from __future__ import annotations
 
+import os
+
 import tempfile
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,8 +33,8 @@ class MlccRep(BackendRep):
     frozen to the given values (`mlcc build --freeze`), once per distinct set of values.
     """
 
-    def __init__(self, model: onnx.ModelProto, target: str):
-        self.model, self.target = model, target
+    def __init__(self, model: onnx.ModelProto, target: str, opt_level: int = 2):
+        self.model, self.target, self.opt_level = model, target, opt_level
         initializers = {init.name for init in model.graph.initializer}
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         self.output_names = [o.name for o in model.graph.output]
@@ -62,7 +64,8 @@ class MlccRep(BackendRep):
         path = folder / "model.onnx"
         onnx.save(self.model, str(path))
         try:
-            out_dir, _ = build(path, BuildOptions(target=self.target, out_dir=folder / "out", name="model", frozen=frozen))
+            out_dir, _ = build(path, BuildOptions(target=self.target, out_dir=folder / "out", name="model", frozen=frozen,
+                                                  opt_level=self.opt_level))
         except NeedsConstantError as exc:
             wanted = [name for name in exc.graph_inputs if name not in self.frozen_names]
             if not wanted:
@@ -79,9 +82,13 @@ class MlccBackend(Backend):
         return cls.supports_device(device)
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", target: str = "host", **kwargs: Any) -> MlccRep:
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", target: str = "host",
+                opt_level: int | None = None, **kwargs: Any) -> MlccRep:
+        """opt_level: as mlcc build's -O (default 2, or $MLCC_BACKEND_OPT_LEVEL for whole test runs)."""
         super().prepare(model, device, **kwargs)
-        return MlccRep(model, target)
+        if opt_level is None:
+            opt_level = int(os.environ.get("MLCC_BACKEND_OPT_LEVEL", "2"))
+        return MlccRep(model, target, opt_level)
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[np.ndarray, ...]:
