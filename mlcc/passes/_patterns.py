@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Node, Value
+from ._rewrite import fresh_name
 
 ELEMENTWISE_ALGEBRA = ("Add", "Sub", "Mul", "Div", "Neg", "Pow", "Reciprocal")
 
@@ -33,12 +34,7 @@ class Matcher:
 
     def fresh(self, base: str) -> str:
         """A value name not taken yet."""
-        name, i = base, 1
-        while name in self.names:
-            i += 1
-            name = f"{base}_{i}"
-        self.names.add(name)
-        return name
+        return fresh_name(self.names, base)
 
     def producer(self, value: Value | None, *op_types: str) -> Node | None:
         """The default-domain node making `value`, if its op is one of `op_types` (any op when none given)."""

@@ -12,6 +12,16 @@ import numpy as np
 from ..ir import Graph, Node, Value
 
 
+def fresh_name(taken: set[str], base: str) -> str:
+    """`base`, or `base_2`, `base_3`, ... : the first not in `taken`, which it joins."""
+    name, i = base, 1
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name
+
+
 class Rewriter:
     def __init__(self, graph: Graph):
         self.graph = graph
@@ -34,12 +44,7 @@ class Rewriter:
         return node if node is not None and node.op_type in op_types and node.domain == "" and id(node) not in self._dropped else None
 
     def fresh(self, base: str) -> str:
-        name, i = base, 1
-        while name in self._names:
-            i += 1
-            name = f"{base}_{i}"
-        self._names.add(name)
-        return name
+        return fresh_name(self._names, base)
 
     def constant(self, base: str, data: np.ndarray) -> Value:
         data = np.ascontiguousarray(data)

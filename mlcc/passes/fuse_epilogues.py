@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import ops
 from ..ir import Graph, Node, Value
+from ._patterns import Matcher
 
 
 def _op(node: Node):
@@ -24,15 +25,11 @@ def _op(node: Node):
 class _Chain:
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.uses = graph.consumers()
-        self.outputs = {id(v) for v in graph.outputs}
+        self.view = Matcher(graph)  # readers and graph outputs, refreshed after each absorb
         self.removed: set[int] = set()
 
     def sole_reader(self, value: Value) -> Node | None:
-        readers = self.uses.get(id(value), [])
-        if id(value) in self.outputs or len(readers) != 1:
-            return None
-        return readers[0]
+        return self.view.sole_reader(value)
 
     def absorb(self, node: Node, follower: Node) -> None:
         """The follower's output becomes the node's; the node moves to the follower's place (a residual
@@ -42,7 +39,7 @@ class _Chain:
         nodes = self.graph.nodes
         nodes.remove(node)
         nodes[next(i for i, n in enumerate(nodes) if n is follower)] = node
-        self.uses = self.graph.consumers()
+        self.view.refresh()
 
     # --- the links ------------------------------------------------------------------------------
     def other_operand(self, add: Node, value: Value) -> Value | None:
@@ -75,8 +72,8 @@ class _Chain:
 
     def activation(self, node: Node) -> str | None:
         out = node.outputs[0]
-        readers = self.uses.get(id(out), [])
-        if id(out) in self.outputs:
+        readers = self.view.readers_of(out)
+        if id(out) in self.view.outputs:
             return None
         if len(readers) == 1:
             act = readers[0]
