@@ -7,47 +7,10 @@
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
+#include "mlcc/activation-simd.h"
 #include "mlcc/kernels/f32-gemm.h"
 
 #define NV (NR / MLCC_F32V_LANES)
-
-/* The activations that are a few vector instructions; the others go through mlcc_f32_activate. */
-static int activate_vector(const struct mlcc_f32_epilogue *e, mlcc_f32v v[NV])
-{
-    const mlcc_f32v zero = mlcc_f32v_zero(), one = mlcc_f32v_splat(1.0f);
-    switch (e->activation) {
-    case MLCC_ACTIVATION_NONE:
-        return 1;
-    case MLCC_ACTIVATION_RELU:
-        for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_max(v[j], zero);
-        return 1;
-    case MLCC_ACTIVATION_CLIP: {
-        const mlcc_f32v lo = mlcc_f32v_splat(e->a), hi = mlcc_f32v_splat(e->b);
-        for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_min(mlcc_f32v_max(v[j], lo), hi);
-        return 1;
-    }
-    case MLCC_ACTIVATION_LEAKY_RELU: {  /* max(x, 0) + alpha * min(x, 0) */
-        const mlcc_f32v alpha = mlcc_f32v_splat(e->a);
-        for (size_t j = 0; j < NV; ++j)
-            v[j] = mlcc_f32v_fma(mlcc_f32v_max(v[j], zero), alpha, mlcc_f32v_min(v[j], zero));
-        return 1;
-    }
-    case MLCC_ACTIVATION_HARD_SIGMOID: {
-        const mlcc_f32v alpha = mlcc_f32v_splat(e->a), beta = mlcc_f32v_splat(e->b);
-        for (size_t j = 0; j < NV; ++j)
-            v[j] = mlcc_f32v_min(mlcc_f32v_max(mlcc_f32v_fma(beta, alpha, v[j]), zero), one);
-        return 1;
-    }
-    case MLCC_ACTIVATION_HARD_SWISH: {
-        const mlcc_f32v sixth = mlcc_f32v_splat(1.0f / 6.0f), half = mlcc_f32v_splat(0.5f);
-        for (size_t j = 0; j < NV; ++j)
-            v[j] = mlcc_f32v_mul(v[j], mlcc_f32v_min(mlcc_f32v_max(mlcc_f32v_fma(half, sixth, v[j]), zero), one));
-        return 1;
-    }
-    default:
-        return 0;
-    }
-}
 
 /* c[0 .. nr) = epilogue(alpha * acc + c): a finished row of the tile, from registers to memory. */
 static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha,
@@ -78,7 +41,7 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha
                 for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_add(v[j], mlcc_f32v_load(spill + j * MLCC_F32V_LANES));
             }
         }
-        if (!activate_vector(e, v)) {
+        if (!mlcc_f32v_activate(e, v, NV)) {
             for (size_t j = 0; j < NV; ++j) mlcc_f32v_store(spill + j * MLCC_F32V_LANES, v[j]);
             for (size_t j = 0; j < nr; ++j) c[j] = mlcc_f32_activate(e, spill[j]);
             return;

@@ -1,0 +1,47 @@
+/* The vector forms of activation.h's activations, on the SIMD shim the including file chose (mlcc/simd.h or
+ * one mlcc/simd/<isa>.h): kernels apply them to a finished tile still in registers. */
+#ifndef MLCC_ACTIVATION_SIMD_H
+#define MLCC_ACTIVATION_SIMD_H
+
+#include "mlcc/activation.h"
+
+/* Applies e's activation to v[0 .. count) in place and returns 1, or returns 0 untouched for the
+ * activations without a vector form here (the caller then goes through mlcc_f32_activate). */
+static inline int mlcc_f32v_activate(const struct mlcc_f32_epilogue *e, mlcc_f32v *v, size_t count)
+{
+    const mlcc_f32v zero = mlcc_f32v_zero(), one = mlcc_f32v_splat(1.0f);
+    switch (e->activation) {
+    case MLCC_ACTIVATION_NONE:
+        return 1;
+    case MLCC_ACTIVATION_RELU:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_max(v[j], zero);
+        return 1;
+    case MLCC_ACTIVATION_CLIP: {
+        const mlcc_f32v lo = mlcc_f32v_splat(e->a), hi = mlcc_f32v_splat(e->b);
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_min(mlcc_f32v_max(v[j], lo), hi);
+        return 1;
+    }
+    case MLCC_ACTIVATION_LEAKY_RELU: {  /* max(x, 0) + alpha * min(x, 0) */
+        const mlcc_f32v alpha = mlcc_f32v_splat(e->a);
+        for (size_t j = 0; j < count; ++j)
+            v[j] = mlcc_f32v_fma(mlcc_f32v_max(v[j], zero), alpha, mlcc_f32v_min(v[j], zero));
+        return 1;
+    }
+    case MLCC_ACTIVATION_HARD_SIGMOID: {
+        const mlcc_f32v alpha = mlcc_f32v_splat(e->a), beta = mlcc_f32v_splat(e->b);
+        for (size_t j = 0; j < count; ++j)
+            v[j] = mlcc_f32v_min(mlcc_f32v_max(mlcc_f32v_fma(beta, alpha, v[j]), zero), one);
+        return 1;
+    }
+    case MLCC_ACTIVATION_HARD_SWISH: {
+        const mlcc_f32v sixth = mlcc_f32v_splat(1.0f / 6.0f), half = mlcc_f32v_splat(0.5f);
+        for (size_t j = 0; j < count; ++j)
+            v[j] = mlcc_f32v_mul(v[j], mlcc_f32v_min(mlcc_f32v_max(mlcc_f32v_fma(half, sixth, v[j]), zero), one));
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+#endif /* MLCC_ACTIVATION_SIMD_H */
