@@ -81,3 +81,15 @@ def test_bench_errors(built, tmp_path):
     assert_one_line_error(mlcc("bench", built["host"], "--repeat", "0"), "--repeat")
     assert_one_line_error(mlcc("bench", built["host"], "--warmup", "-1"), "--warmup")
     assert_one_line_error(mlcc("bench", built["host"], "--repeat", "many"), "--repeat")
+
+
+def test_bench_times_a_cross_target_under_qemu(tmp_path):
+    """Linux cross targets are timed by their runner executable under qemu-user; no profile there."""
+    model = small_model(tmp_path / "m.onnx")
+    proc = mlcc("bench", model, "-t", "aarch64", "--warmup", "1", "--repeat", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert (result["target"], result["runner"]) == ("aarch64", "qemu")
+    assert len(result["times_ms"]) == 4 and min(result["times_ms"]) > 0
+    assert result["min_ms"] <= result["median_ms"] <= result["p90_ms"]
+    assert_one_line_error(mlcc("bench", model, "-t", "aarch64", "--profile"), "cannot profile target 'aarch64'")
