@@ -1,0 +1,260 @@
+/* f32-dwconv on the SIMD shim. Per output row, per vector of channels: the row's pixels in tiles of TILE,
+ * a 3x3 window (stride 1 or 2 along w) with its nine weight vectors held in registers for the whole row and
+ * each input column loaded once per tile, any other window with each weight vector loaded once per tile.
+ * Which taps of a row fall inside the input is worked out once per row; along w only the border pixels
+ * check theirs, the interior ones read every tap unchecked. */
+#include "mlcc/kernels/f32-dwconv.h"
+#include "mlcc/simd.h"
+
+#if MLCC_HAVE_F32V
+#include "mlcc/activation-simd.h"
+#endif
+
+/* The taps k in [0, kernel) with 0 <= start + k * dilation < extent, as [*lo, *hi) (possibly empty). */
+static void taps_inside(ptrdiff_t start, size_t kernel, size_t dilation, size_t extent, size_t *lo, size_t *hi)
+{
+    const ptrdiff_t step = (ptrdiff_t)dilation, last = (ptrdiff_t)extent - 1 - start;
+    const size_t first = start < 0 ? (size_t)((-start + step - 1) / step) : 0u;
+    const size_t end = last < 0 ? 0u : (size_t)(last / step) + 1u;
+    *hi = MLCC_MIN(end, kernel);
+    *lo = MLCC_MIN(first, *hi);
+}
+
+/* What the pixels of one output row share. */
+struct row {
+    const struct mlcc_f32_dwconv_geometry *g;
+    size_t channels;
+    const float *x, *w, *bias;
+    float *y;                           /* the row's first output pixel */
+    size_t pixel;                       /* its index in the image: the epilogue's row */
+    size_t kd_lo, kd_hi, kh_lo, kh_hi;  /* the (kd, kh) taps inside the input */
+    ptrdiff_t id0, ih0;                 /* the input (d, h) of tap (0, 0) */
+    const struct mlcc_f32_epilogue *epilogue;
+};
+
+/* Input pixel 0 of the row tap (kd, kh) reads (a tap inside the input). */
+static inline const float *input_row(const struct row *r, size_t kd, size_t kh)
+{
+    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const size_t id = (size_t)(r->id0 + (ptrdiff_t)(kd * g->dilation[0]));
+    const size_t ih = (size_t)(r->ih0 + (ptrdiff_t)(kh * g->dilation[1]));
+    return r->x + (id * g->in[1] + ih) * g->in[2] * r->channels;
+}
+
+/* The first weight of row tap (kd, kh). */
+static inline const float *weight_row(const struct row *r, size_t kd, size_t kh)
+{
+    return r->w + (kd * r->g->kernel[1] + kh) * r->g->kernel[2] * r->channels;
+}
+
+/* Input column of output pixel ow's tap 0 along w (negative in the left padding). */
+static inline ptrdiff_t input_column(const struct mlcc_f32_dwconv_geometry *g, size_t ow)
+{
+    return (ptrdiff_t)(ow * g->stride[2]) - (ptrdiff_t)g->pad[2];
+}
+
+/* Channels [c0, c1) of output pixel ow, one channel at a time: the whole kernel on targets without a SIMD
+ * shim, and the channels fewer than one vector on the others. */
+static void pixel_portable(const struct row *r, size_t ow, size_t c0, size_t c1)
+{
+    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const size_t channels = r->channels;
+    const ptrdiff_t iw0 = input_column(g, ow);
+    size_t kw_lo, kw_hi;
+    taps_inside(iw0, g->kernel[2], g->dilation[2], g->in[2], &kw_lo, &kw_hi);
+    float *MLCC_RESTRICT yp = r->y + ow * channels;
+    for (size_t c = c0; c < c1; ++c) yp[c] = r->bias != NULL ? r->bias[c] : 0.0f;
+    for (size_t kd = r->kd_lo; kd < r->kd_hi; ++kd) {
+        for (size_t kh = r->kh_lo; kh < r->kh_hi; ++kh) {
+            const float *xr = input_row(r, kd, kh), *wr = weight_row(r, kd, kh);
+            for (size_t kw = kw_lo; kw < kw_hi; ++kw) {
+                const float *MLCC_RESTRICT xp = xr + (size_t)(iw0 + (ptrdiff_t)(kw * g->dilation[2])) * channels;
+                const float *MLCC_RESTRICT wp = wr + kw * channels;
+                for (size_t c = c0; c < c1; ++c) yp[c] += xp[c] * wp[c];
+            }
+        }
+    }
+    mlcc_f32_epilogue_apply(r->epilogue, 1, c1 - c0, yp + c0, channels, r->pixel + ow, c0);
+}
+
+#if MLCC_HAVE_F32V
+
+#define LANES MLCC_F32V_LANES
+#define TILE 4u  /* output pixels per iteration */
+
+/* Adds the residual to the accumulators of pixels ow .. ow + count at channel c, applies the activation
+ * and stores them. */
+static inline void finish(const struct row *r, mlcc_f32v *acc, size_t count, size_t ow, size_t c)
+{
+    const struct mlcc_f32_epilogue *e = r->epilogue;
+    const size_t channels = r->channels;
+    float *yp = r->y + ow * channels + c;
+    if (e != NULL && e->residual != NULL && e->residual_cs != 1) {  /* a broadcast residual: the scalar epilogue */
+        for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * channels, acc[p]);
+        mlcc_f32_epilogue_apply(e, count, LANES, yp, channels, r->pixel + ow, c);
+        return;
+    }
+    if (e != NULL && e->residual != NULL) {
+        const float *res = e->residual + (r->pixel + ow) * e->residual_rs + c;
+        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_add(acc[p], mlcc_f32v_load(res + p * e->residual_rs));
+    }
+    const int activated = e == NULL || mlcc_f32v_activate(e, acc, count);
+    for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * channels, acc[p]);
+    if (activated) return;
+    for (size_t p = 0; p < count; ++p)  /* no vector form of this activation */
+        for (size_t j = 0; j < LANES; ++j) yp[p * channels + j] = mlcc_f32_activate(e, yp[p * channels + j]);
+}
+
+static inline mlcc_f32v bias_vector(const struct row *r, size_t c)
+{
+    return r->bias != NULL ? mlcc_f32v_load(r->bias + c) : mlcc_f32v_zero();
+}
+
+/* Output pixel ow at channel c, checking which of its taps along w are inside the input (a border pixel). */
+static void pixel_vector(const struct row *r, size_t ow, size_t c)
+{
+    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const size_t channels = r->channels;
+    const ptrdiff_t iw0 = input_column(g, ow);
+    size_t kw_lo, kw_hi;
+    taps_inside(iw0, g->kernel[2], g->dilation[2], g->in[2], &kw_lo, &kw_hi);
+    mlcc_f32v acc = bias_vector(r, c);
+    for (size_t kd = r->kd_lo; kd < r->kd_hi; ++kd) {
+        for (size_t kh = r->kh_lo; kh < r->kh_hi; ++kh) {
+            const float *xr = input_row(r, kd, kh) + c, *wr = weight_row(r, kd, kh) + c;
+            for (size_t kw = kw_lo; kw < kw_hi; ++kw) {
+                const size_t iw = (size_t)(iw0 + (ptrdiff_t)(kw * g->dilation[2]));
+                acc = mlcc_f32v_fma(acc, mlcc_f32v_load(xr + iw * channels), mlcc_f32v_load(wr + kw * channels));
+            }
+        }
+    }
+    finish(r, &acc, 1, ow, c);
+}
+
+/* Interior pixels ow .. ow + count (count a constant once inlined) of any window: each weight vector is
+ * loaded once and feeds every pixel of the tile. */
+static inline void tile_any(const struct row *r, size_t ow, size_t c, size_t count)
+{
+    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const size_t channels = r->channels, step = g->stride[2] * channels, kw_step = g->dilation[2] * channels;
+    const size_t iw0 = (size_t)input_column(g, ow);
+    mlcc_f32v acc[TILE];
+    const mlcc_f32v b = bias_vector(r, c);
+    for (size_t p = 0; p < count; ++p) acc[p] = b;
+    for (size_t kd = r->kd_lo; kd < r->kd_hi; ++kd) {
+        for (size_t kh = r->kh_lo; kh < r->kh_hi; ++kh) {
+            const float *xr = input_row(r, kd, kh) + iw0 * channels + c, *wr = weight_row(r, kd, kh) + c;
+            for (size_t kw = 0; kw < g->kernel[2]; ++kw) {
+                const mlcc_f32v wv = mlcc_f32v_load(wr + kw * channels);
+                const float *xk = xr + kw * kw_step;
+                for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_fma(acc[p], mlcc_f32v_load(xk + p * step), wv);
+            }
+        }
+    }
+    finish(r, acc, count, ow, c);
+}
+
+static void row_any(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
+{
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) pixel_vector(r, ow, c);
+    for (; ow + TILE <= ow_hi; ow += TILE) tile_any(r, ow, c, TILE);
+    for (; ow < ow_hi; ++ow) tile_any(r, ow, c, 1);
+    for (; ow < r->g->out[2]; ++ow) pixel_vector(r, ow, c);
+}
+
+/* Interior pixels ow .. ow + count of a 3x3 window over `rows` input rows xr (the taps wv[i][kw]) with
+ * stride s along w; count, rows and s are constants once inlined, so the loops unroll and the accumulators
+ * and weights live in registers. Each input column the tile reads is loaded once and feeds every pixel
+ * whose window covers it. */
+static inline void tile_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b, const float *const xr[3],
+                            size_t rows, size_t s, size_t ow, size_t c, size_t count)
+{
+    const size_t channels = r->channels, iw0 = (size_t)input_column(r->g, ow);
+    mlcc_f32v acc[TILE];
+    for (size_t p = 0; p < count; ++p) acc[p] = b;
+    for (size_t i = 0; i < rows; ++i) {
+        const float *xi = xr[i] + iw0 * channels + c;
+        for (size_t j = 0; j < (count - 1) * s + 3; ++j) {
+            const mlcc_f32v xv = mlcc_f32v_load(xi + j * channels);
+            for (size_t p = 0; p < count; ++p)
+                if (j >= p * s && j - p * s < 3) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p * s]);
+        }
+    }
+    finish(r, acc, count, ow, c);
+}
+
+static inline void interior_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b, const float *const xr[3],
+                                size_t rows, size_t s, size_t c, size_t ow_lo, size_t ow_hi)
+{
+    size_t ow = ow_lo;
+    for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3(r, wv, b, xr, rows, s, ow, c, TILE);
+    for (; ow < ow_hi; ++ow) tile_3x3(r, wv, b, xr, rows, s, ow, c, 1);
+}
+
+/* A 3x3 window (one depth tap, dilation 1 along w, stride 1 or 2 along w): the weights of the row's taps
+ * loaded once for the whole row. */
+static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
+{
+    const size_t channels = r->channels, rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
+    const float *xr[3] = {r->x, r->x, r->x};
+    mlcc_f32v wv[3][3];
+    for (size_t i = 0; i < 3; ++i) {
+        const float *wr = weight_row(r, 0, i < rows ? r->kh_lo + i : 0u) + c;
+        if (i < rows) xr[i] = input_row(r, 0, r->kh_lo + i);
+        for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(wr + kw * channels);
+    }
+    const mlcc_f32v b = bias_vector(r, c);
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) pixel_vector(r, ow, c);
+    if (rows == 3 && r->g->stride[2] == 1)
+        interior_3x3(r, wv, b, xr, 3, 1, c, ow_lo, ow_hi);
+    else if (rows == 3)
+        interior_3x3(r, wv, b, xr, 3, 2, c, ow_lo, ow_hi);
+    else
+        interior_3x3(r, wv, b, xr, rows, r->g->stride[2], c, ow_lo, ow_hi);
+    for (ow = ow_hi; ow < r->g->out[2]; ++ow) pixel_vector(r, ow, c);
+}
+
+#endif /* MLCC_HAVE_F32V */
+
+void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t channels,
+                                const float *x, const float *w, const float *bias,
+                                float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+{
+    /* the interior along w: output pixels whose every tap is inside the input */
+    const size_t span = (g->kernel[2] - 1) * g->dilation[2];
+    const size_t ow_lo = MLCC_MIN((g->pad[2] + g->stride[2] - 1) / g->stride[2], g->out[2]);
+    size_t ow_hi = g->in[2] + g->pad[2] > span ? (g->in[2] + g->pad[2] - span - 1) / g->stride[2] + 1 : 0u;
+    ow_hi = ow_hi < ow_lo ? ow_lo : MLCC_MIN(ow_hi, g->out[2]);
+#if MLCC_HAVE_F32V
+    const int is_3x3 = g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[2] == 1
+                       && (g->stride[2] == 1 || g->stride[2] == 2);
+#endif
+    struct row r = {g, channels, x, w, bias, y, 0, 0, 0, 0, 0, 0, 0, epilogue};
+    for (size_t od = 0; od < g->out[0]; ++od) {
+        r.id0 = (ptrdiff_t)(od * g->stride[0]) - (ptrdiff_t)g->pad[0];
+        taps_inside(r.id0, g->kernel[0], g->dilation[0], g->in[0], &r.kd_lo, &r.kd_hi);
+        for (size_t oh = 0; oh < g->out[1]; ++oh) {
+            r.ih0 = (ptrdiff_t)(oh * g->stride[1]) - (ptrdiff_t)g->pad[1];
+            taps_inside(r.ih0, g->kernel[1], g->dilation[1], g->in[1], &r.kh_lo, &r.kh_hi);
+            r.pixel = (od * g->out[1] + oh) * g->out[2];
+            r.y = y + r.pixel * channels;
+#if MLCC_HAVE_F32V
+            if (channels >= LANES) {
+                /* a last partial vector overlaps the one before it */
+                const size_t last = channels - LANES;
+                for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
+                    if (is_3x3)
+                        row_3x3(&r, c, ow_lo, ow_hi);
+                    else
+                        row_any(&r, c, ow_lo, ow_hi);
+                    if (c == last) break;
+                }
+                continue;
+            }
+#endif
+            for (size_t ow = 0; ow < g->out[2]; ++ow) pixel_portable(&r, ow, 0, channels);
+        }
+    }
+}

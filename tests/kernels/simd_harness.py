@@ -1,0 +1,57 @@
+"""Builds a kernel test harness (a C program with a main) for a target and runs it where this machine can:
+natively, under qemu-user or in wasmtime; or, for a target without a C library, compiles the kernel
+sources alone (warnings are errors) since nothing here runs them. Shared by the kernel families written on
+the SIMD shim (mlcc/simd.h): one build per target covers every ISA they have."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlcc import paths
+from mlcc.targets import Target, resolve
+from mlcc.toolchain import WARNINGS, compile_flags, target_flags
+from tests.kernels.test_gemm_variants import _run_wasi, _runs_here
+
+# Every SIMD shim (AVX-512, AVX2, SIMD128, NEON on AArch64 and Armv7, RVV) and the portable builds
+SIMD_TARGETS = ["x86_64-avx512", "x86_64", "wasm32", "aarch64", "armv7", "riscv64"]
+PORTABLE_TARGETS = ["x86_64-baseline", "wasm32-scalar", "riscv64-scalar", "cortex-m4"]
+
+
+def kernel_sources(*families: str) -> list[Path]:
+    kernels = paths.runtime_dir() / "kernels"
+    return [p for family in families for p in sorted((kernels / family).glob("*.c"))]
+
+
+def run_harness(target_name: str, harness: Path, sources: list[Path], tmp_path: Path) -> str:
+    """The harness's standard output; asserts it built and exited 0. Skips, saying why, when this machine
+    cannot run the target."""
+    target: Target = resolve(target_name)
+    include = paths.runtime_dir() / "include"
+    if not target.libc:
+        for source in sources:
+            build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *compile_flags(target, [str(include)]),
+                                    "-c", str(source), "-o", str(tmp_path / f"{source.stem}.o")],
+                                   capture_output=True, text=True, cwd=tmp_path)
+            assert build.returncode == 0, build.stderr
+        pytest.skip(f"{target.name}: compiled warning-free; no runner for a freestanding target here")
+    if not _runs_here(target):
+        pytest.skip(f"{target.name} does not run here (CPU features, or qemu-user missing)")
+    exe = tmp_path / ("harness.wasm" if target.is_wasm else "harness")
+    static = ["-static"] if target.runner == "qemu" else []
+    flags = [f for f in target_flags(target) if not f.startswith("-mexec-model")]  # a command with _start
+    build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
+                            *WARNINGS, f"-I{include}", str(harness), *map(str, sources), *static, "-o", str(exe),
+                            "-lm"], capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    if target.is_wasm:
+        code, output = _run_wasi(exe)
+    else:
+        command = list(target.qemu) if target.runner == "qemu" else []
+        proc = subprocess.run([*command, str(exe)], capture_output=True, text=True, timeout=600)
+        code, output = proc.returncode, proc.stdout
+    assert code == 0, f"{target.name}: {output}"
+    return output
