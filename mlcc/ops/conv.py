@@ -111,7 +111,9 @@ class Conv(Op):
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
         if groups > 1 and group_in == 1 and group_out == 1:
+            # f32-dwconv reads w as taps x channels: at each tap, the weights of a vector of channels
             taps = np.ascontiguousarray(w.data.reshape(channels, geo.taps).T, dtype=np.float32)
+            ctx.use_kernels("f32-dwconv")
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
             ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise",
