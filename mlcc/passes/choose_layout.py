@@ -12,6 +12,10 @@ at build time (a per-channel [C, 1, 1] becomes [C]). Transposes are inserted onl
 the region's boundary (graph inputs and outputs, readers that are not layout-capable); one that is the
 inverse of the Transpose producing its input reads that Transpose's input instead, and a Transpose that
 only moves dims of extent 1 is a Reshape (a view in the memory plan).
+
+A channel shuffle (Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to
+[N, C, H, W], as in ShuffleNet) joins the region too: channels-last it is the same three nodes on
+[N, H, W, g, C/g], one Transpose of the innermost two dims, instead of three Transposes of whole tensors.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ._rewrite import Rewriter
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 SEEDS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 DEFAULT_LAYOUT = "NCHW"
+SHUFFLE_PERM, SHUFFLE_PERM_NHWC = [0, 2, 1, 3, 4], [0, 1, 2, 4, 3]
 
 
 def _activation_inputs(node: Node) -> list[int]:
@@ -68,9 +73,33 @@ def _permuted_constant(data: np.ndarray, keep_rank: bool) -> np.ndarray:
     return np.ascontiguousarray(full.reshape(shape))
 
 
-def _regions(graph: Graph) -> list[list[Node]]:
+def _channel_shuffles(rw: Rewriter) -> dict[int, str]:
+    """The nodes of each channel shuffle on a float32 [N, C, H, W] value: id -> "split", "swap" or "merge"."""
+    roles: dict[int, str] = {}
+    for split in rw.graph.nodes:
+        if split.op_type != "Reshape" or split.domain:
+            continue
+        x, parts = split.inputs[0], split.outputs[0]
+        if x.dtype != np.float32 or len(x.shape) != 4 or len(parts.shape) != 5:
+            continue
+        n, c, h, w = x.shape
+        if parts.shape[0] != n or parts.shape[3:] != (h, w) or parts.shape[1] * parts.shape[2] != c:
+            continue
+        swap = rw.sole_consumer(parts)
+        if swap is None or swap.op_type != "Transpose" or swap.domain or swap.inputs[0] is not parts:
+            continue
+        if [int(p) for p in swap.attrs.get("perm") or []] != SHUFFLE_PERM:
+            continue
+        merge = rw.sole_consumer(swap.outputs[0])
+        if merge is None or merge.op_type != "Reshape" or merge.domain or merge.outputs[0].shape != x.shape:
+            continue
+        roles.update({id(split): "split", id(swap): "swap", id(merge): "merge"})
+    return roles
+
+
+def _regions(graph: Graph, shuffles: dict[int, str]) -> list[list[Node]]:
     """Connected groups of capable nodes (linked by the values one produces and another reads) holding a seed."""
-    capable = [n for n in graph.nodes if _capable(n)]
+    capable = [n for n in graph.nodes if _capable(n) or id(n) in shuffles]
     parent = {id(n): id(n) for n in capable}
 
     def find(i: int) -> int:
@@ -101,15 +130,16 @@ def run(graph: Graph) -> dict:
     layout = getattr(target, "conv_layout", DEFAULT_LAYOUT)
     if layout != NHWC:
         return {"layout": layout, "regions": 0}
-    regions = _regions(graph)
+    rw = Rewriter(graph)
+    shuffles = _channel_shuffles(rw)
+    regions = _regions(graph, shuffles)
     inside = {id(n) for r in regions for n in r}
     if not inside:
         return {"layout": layout, "regions": 0}
-    rw = Rewriter(graph)
     outputs = {id(v) for v in graph.outputs}
     nhwc: dict[int, Value] = {}  # original value -> its channels-last form
     consts: dict[tuple[int, bool], Value] = {}
-    counts = {"nodes": 0, "transposes": 0, "reshapes": 0, "cancelled": 0}
+    counts = {"nodes": 0, "transposes": 0, "reshapes": 0, "cancelled": 0, "shuffles": 0}
     nodes: list[Node] = []
 
     def relayout(v: Value, perm: list[int], out: Value, like: Node) -> Node:
@@ -142,8 +172,12 @@ def run(graph: Graph) -> dict:
         if id(node) not in inside:
             nodes.append(node)
             continue
-        for i in _activation_inputs(node):
+        role = shuffles.get(id(node))
+        for i in _activation_inputs(node) if role is None else [0]:
             node.inputs[i] = channels_last(node.inputs[i], node)
+        if role == "swap":
+            node.attrs["perm"] = SHUFFLE_PERM_NHWC
+            counts["shuffles"] += 1
         if node.op_type in SEEDS:
             node.attrs["layout"] = NHWC
         if node.op_type == "Concat":
@@ -151,7 +185,11 @@ def run(graph: Graph) -> dict:
         nodes.append(node)
         counts["nodes"] += 1
         for k, v in enumerate(node.outputs):
-            inner = Value(rw.fresh(f"{v.name}_nhwc"), v.dtype, to_channels_last(v.shape))
+            # a shuffle's [N, g, C/g, H, W] parts (or their swap) become [N, H, W, g, C/g]
+            shape = (v.shape[0], *v.shape[3:], *v.shape[1:3]) if role in ("split", "swap") else to_channels_last(v.shape)
+            inner = Value(rw.fresh(f"{v.name}_nhwc"), v.dtype, shape)
+            if role in ("split", "merge"):
+                node.inputs[1] = rw.constant(f"{node.name}_nhwc_shape", np.array(shape, dtype=np.int64))
             node.outputs[k] = inner
             nhwc[id(v)] = inner
             readers = rw.consumers.get(id(v), [])

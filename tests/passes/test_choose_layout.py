@@ -47,7 +47,8 @@ def block():
 def test_region_runs_channels_last_with_transposes_only_at_its_edges():
     graph = _nhwc(imported(block()))
     did = run_pass(graph, "choose_layout")
-    assert did == {"layout": "NHWC", "regions": 1, "nodes": 9, "transposes": 1, "reshapes": 1, "cancelled": 0}
+    assert did == {"layout": "NHWC", "regions": 1, "nodes": 9, "transposes": 1, "reshapes": 1, "cancelled": 0,
+                   "shuffles": 0}
     ir = text(graph)
     assert "%x_nhwc:float32[2,8,8,3] = Transpose(%x) perm=[0,2,3,1]" in ir
     assert "= Conv(%x_nhwc, %w1, %b1) group=1 kernel_shape=[3,3] layout='NHWC'" in ir.replace("auto_pad='NOTSET' dilations=None ", "") or "layout='NHWC'" in ir
@@ -83,6 +84,39 @@ def test_inverse_transposes_cancel_and_lone_elementwise_stays():
     assert "Conv(%x, %w)" in ir
     assert "%u:float32[1,2,3,3] = Sigmoid(%z)" in ir
     assert "%y:float32[1,5,6,6] = Transpose(%y_nhwc) perm=[0,3,1,2]" in ir
+
+
+def shuffle_block(batch=1):
+    """ShuffleNet's unit: grouped 1x1 conv, channel shuffle (Reshape, Transpose, Reshape), depthwise 3x3, and
+    a shuffle whose result also leaves the graph."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["g"], group=2, name="grouped"),
+             helper.make_node("Reshape", ["g", "split"], ["parts"], name="split"),
+             helper.make_node("Transpose", ["parts"], ["swapped"], perm=[0, 2, 1, 3, 4], name="swap"),
+             helper.make_node("Reshape", ["swapped", "merge"], ["shuffled"], name="merge"),
+             helper.make_node("Conv", ["shuffled", "wd"], ["d"], group=12, pads=[1, 1, 1, 1], name="depthwise"),
+             helper.make_node("Reshape", ["d", "split"], ["parts2"], name="split2"),
+             helper.make_node("Transpose", ["parts2"], ["swapped2"], perm=[0, 2, 1, 3, 4], name="swap2"),
+             helper.make_node("Reshape", ["swapped2", "merge"], ["y"], name="merge2")]
+    inits = [_init("w1", 12, 4, 1, 1), _init("wd", 12, 1, 3, 3, seed=1),
+             numpy_helper.from_array(np.array([batch, 3, 4, 5, 6], np.int64), "split"),
+             numpy_helper.from_array(np.array([batch, 12, 5, 6], np.int64), "merge")]
+    return make(nodes, [helper.make_tensor_value_info("x", F, [batch, 8, 5, 6])],
+                [helper.make_tensor_value_info("y", F, [batch, 12, 5, 6])], inits)
+
+
+def test_channel_shuffle_is_one_transpose_of_the_innermost_dims():
+    graph = _nhwc(imported(shuffle_block()))
+    did = run_pass(graph, "choose_layout")
+    assert did["shuffles"] == 2 and did["transposes"] == 2  # the graph input's and output's
+    ir = text(graph)
+    assert "%parts_nhwc:float32[1,5,6,3,4] = Reshape(%g_nhwc" in ir
+    assert "%swapped_nhwc:float32[1,5,6,4,3] = Transpose(%parts_nhwc) perm=[0,1,2,4,3]" in ir
+    assert "%shuffled_nhwc:float32[1,5,6,12] = Reshape(%swapped_nhwc" in ir
+    assert "%y:float32[1,12,5,6] = Transpose(%y_nhwc) perm=[0,3,1,2]" in ir
+
+
+def test_channel_shuffle_numerics(target, tmp_path):
+    check_model(shuffle_block(2), {"x": rand(2, 8, 5, 6)}, target, tmp_path, **TOL)
 
 
 @pytest.mark.parametrize("opt", [2, 0])
