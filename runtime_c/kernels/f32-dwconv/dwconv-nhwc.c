@@ -82,27 +82,31 @@ static void pixel_portable(const struct row *r, size_t ow, size_t c0, size_t c1)
 #define LANES MLCC_F32V_LANES
 #define TILE 4u  /* output pixels per iteration */
 
-/* Adds the residual to the accumulators of pixels ow .. ow + count at channel c, applies the activation
- * and stores them. */
-static inline void finish(const struct row *r, mlcc_f32v *acc, size_t count, size_t ow, size_t c)
+/* Adds the residual to `count` finished vectors, applies the activation and stores them. Vector p holds
+ * channels c .. c + LANES of pixel ow + p, or with `flat` (c = 0) every channel of the LANES / channels
+ * pixels from ow + p * LANES / channels on. */
+static inline void finish(const struct row *r, mlcc_f32v *acc, size_t count, size_t ow, size_t c, int flat)
 {
     const struct mlcc_f32_epilogue *e = r->epilogue;
-    const size_t channels = r->channels;
+    const size_t channels = r->channels, step = flat ? LANES : channels;
     float *yp = r->y + ow * channels + c;
-    if (e != NULL && e->residual != NULL && e->residual_cs != 1) {  /* a broadcast residual: the scalar epilogue */
-        for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * channels, acc[p]);
-        mlcc_f32_epilogue_apply(e, count, LANES, yp, channels, r->pixel + ow, c);
+    if (e != NULL && e->residual != NULL && (e->residual_cs != 1 || (flat && e->residual_rs != channels))) {
+        /* a broadcast residual: the scalar epilogue */
+        for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * step, acc[p]);
+        mlcc_f32_epilogue_apply(e, flat ? count * LANES / channels : count, flat ? channels : LANES, yp, channels,
+                                r->pixel + ow, c);
         return;
     }
     if (e != NULL && e->residual != NULL) {
         const float *res = e->residual + (r->pixel + ow) * e->residual_rs + c;
-        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_add(acc[p], mlcc_f32v_load(res + p * e->residual_rs));
+        const size_t res_step = flat ? LANES : e->residual_rs;
+        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_add(acc[p], mlcc_f32v_load(res + p * res_step));
     }
     const int activated = e == NULL || mlcc_f32v_activate(e, acc, count);
-    for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * channels, acc[p]);
+    for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * step, acc[p]);
     if (activated) return;
     for (size_t p = 0; p < count; ++p)  /* no vector form of this activation */
-        for (size_t j = 0; j < LANES; ++j) yp[p * channels + j] = mlcc_f32_activate(e, yp[p * channels + j]);
+        for (size_t j = 0; j < LANES; ++j) yp[p * step + j] = mlcc_f32_activate(e, yp[p * step + j]);
 }
 
 static inline mlcc_f32v bias_vector(const struct row *r, size_t c)
@@ -128,7 +132,7 @@ static void pixel_vector(const struct row *r, size_t ow, size_t c)
             }
         }
     }
-    finish(r, &acc, 1, ow, c);
+    finish(r, &acc, 1, ow, c, 0);
 }
 
 /* Interior pixels ow .. ow + count (count a constant once inlined) of any window: each weight vector is
@@ -151,7 +155,7 @@ static inline void tile_any(const struct row *r, size_t ow, size_t c, size_t cou
             }
         }
     }
-    finish(r, acc, count, ow, c);
+    finish(r, acc, count, ow, c, 0);
 }
 
 static void row_any(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
@@ -181,7 +185,7 @@ static inline void tile_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_
                 if (j >= p * s && j - p * s < 3) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p * s]);
         }
     }
-    finish(r, acc, count, ow, c);
+    finish(r, acc, count, ow, c, 0);
 }
 
 static inline void interior_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b, const float *const xr[3],
@@ -216,7 +220,60 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
     for (ow = ow_hi; ow < r->g->out[2]; ++ow) pixel_vector(r, ow, c);
 }
 
+/* Fewer channels than a vector holds, LANES a multiple of them, stride 1 along w: the row's interior is one
+ * run of pixels x channels, taken LANES floats (LANES / channels whole pixels) at a time against weights
+ * repeated to the vector's width (wt: one vector per tap). */
+#define FLAT_MAX_TAPS 64u
+
+static inline void tile_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow, size_t count)
+{
+    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const size_t channels = r->channels, kw_step = g->dilation[2] * channels;
+    const size_t iw0 = (size_t)input_column(g, ow);
+    mlcc_f32v acc[TILE];
+    for (size_t p = 0; p < count; ++p) acc[p] = b;
+    for (size_t kd = r->kd_lo; kd < r->kd_hi; ++kd) {
+        for (size_t kh = r->kh_lo; kh < r->kh_hi; ++kh) {
+            const float *xr = input_row(r, kd, kh) + iw0 * channels;
+            const mlcc_f32v *wr = wt + (kd * g->kernel[1] + kh) * g->kernel[2];
+            for (size_t kw = 0; kw < g->kernel[2]; ++kw) {
+                const float *xk = xr + kw * kw_step;
+                for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_fma(acc[p], mlcc_f32v_load(xk + p * LANES), wr[kw]);
+            }
+        }
+    }
+    finish(r, acc, count, ow, 0, 1);
+}
+
+static void row_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow_lo, size_t ow_hi)
+{
+    const size_t channels = r->channels, per = LANES / channels;
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) pixel_portable(r, ow, 0, channels);
+    if (ow_hi - ow_lo >= per) {
+        for (; ow + TILE * per <= ow_hi; ow += TILE * per) tile_flat(r, wt, b, ow, TILE);
+        for (; ow + per <= ow_hi; ow += per) tile_flat(r, wt, b, ow, 1);
+        if (ow < ow_hi) {  /* the last vector overlaps the one before it */
+            tile_flat(r, wt, b, ow_hi - per, 1);
+            ow = ow_hi;
+        }
+    }
+    for (; ow < ow_hi; ++ow) pixel_portable(r, ow, 0, channels);
+    for (ow = ow_hi; ow < r->g->out[2]; ++ow) pixel_portable(r, ow, 0, channels);
+}
+
+/* A vector of w[t][0 .. channels) repeated LANES / channels times. */
+static mlcc_f32v repeated(const float *w, size_t channels)
+{
+    float lanes[LANES];
+    for (size_t j = 0; j < LANES; ++j) lanes[j] = w[j % channels];
+    return mlcc_f32v_load(lanes);
+}
+
 #endif /* MLCC_HAVE_F32V */
+
+/* The kernel's path for this channel count and window. */
+enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT };
 
 void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t channels,
                                 const float *x, const float *w, const float *bias,
@@ -227,9 +284,20 @@ void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t
     const size_t ow_lo = MLCC_MIN((g->pad[2] + g->stride[2] - 1) / g->stride[2], g->out[2]);
     size_t ow_hi = g->in[2] + g->pad[2] > span ? (g->in[2] + g->pad[2] - span - 1) / g->stride[2] + 1 : 0u;
     ow_hi = ow_hi < ow_lo ? ow_lo : MLCC_MIN(ow_hi, g->out[2]);
+    enum path path = PORTABLE;
 #if MLCC_HAVE_F32V
-    const int is_3x3 = g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[2] == 1
-                       && (g->stride[2] == 1 || g->stride[2] == 2);
+    const size_t taps = g->kernel[0] * g->kernel[1] * g->kernel[2];
+    mlcc_f32v wt[FLAT_MAX_TAPS], b = mlcc_f32v_zero();
+    if (channels >= LANES) {
+        path = g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[2] == 1
+                       && (g->stride[2] == 1 || g->stride[2] == 2)
+                   ? CHANNELS_3X3
+                   : CHANNELS;
+    } else if (LANES % channels == 0 && g->stride[2] == 1 && taps <= FLAT_MAX_TAPS) {
+        path = FLAT;
+        for (size_t t = 0; t < taps; ++t) wt[t] = repeated(w + t * channels, channels);
+        if (bias != NULL) b = repeated(bias, channels);
+    }
 #endif
     struct row r = {g, channels, x, w, bias, y, 0, 0, 0, 0, 0, 0, 0, epilogue};
     for (size_t od = 0; od < g->out[0]; ++od) {
@@ -240,21 +308,28 @@ void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t
             taps_inside(r.ih0, g->kernel[1], g->dilation[1], g->in[1], &r.kh_lo, &r.kh_hi);
             r.pixel = (od * g->out[1] + oh) * g->out[2];
             r.y = y + r.pixel * channels;
+            switch (path) {
 #if MLCC_HAVE_F32V
-            if (channels >= LANES) {
+            case CHANNELS:
+            case CHANNELS_3X3: {
                 /* a last partial vector overlaps the one before it */
                 const size_t last = channels - LANES;
                 for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
-                    if (is_3x3)
+                    if (path == CHANNELS_3X3)
                         row_3x3(&r, c, ow_lo, ow_hi);
                     else
                         row_any(&r, c, ow_lo, ow_hi);
                     if (c == last) break;
                 }
-                continue;
+                break;
             }
+            case FLAT:
+                row_flat(&r, wt, b, ow_lo, ow_hi);
+                break;
 #endif
-            for (size_t ow = 0; ow < g->out[2]; ++ow) pixel_portable(&r, ow, 0, channels);
+            default:
+                for (size_t ow = 0; ow < g->out[2]; ++ow) pixel_portable(&r, ow, 0, channels);
+            }
         }
     }
 }
