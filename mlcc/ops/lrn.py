@@ -1,6 +1,7 @@
-"""LRN, local response normalisation across channels, on the f32-norm LRN kernel:
+"""LRN, local response normalisation across channels, on the f32-lrn kernels:
 y = x * (bias + alpha / size * sum of x^2 over the `size` channels around c)^-beta (ONNX scales alpha by
-1/size, unlike some frameworks)."""
+1/size, unlike some frameworks). With attr layout="NHWC" (passes/choose_layout) the channels are the last,
+contiguous axis."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import REQUIRED, Op, register
+from ._layout import is_channels_last
 
 
 @register
@@ -25,11 +27,17 @@ class LRN(Op):
         size = int(node.attrs["size"])
         if size < 1:
             raise UnsupportedError(f"size={size} must be positive", node.where())
+        ctx.use_kernels("f32-lrn")
+        alpha_over_size = np.float32(node.attrs["alpha"]) / np.float32(size)
+        values = dict(size=size, alpha_over_size=alpha_over_size, beta=node.attrs["beta"], bias=node.attrs["bias"],
+                      x=ctx.ptr(x), y=ctx.ptr(y))
+        if is_channels_last(node):
+            channels = x.shape[-1]
+            ctx.emit("ops/lrn.c.j2", layout="nhwc", pixels=x.size // max(channels, 1), channels=channels, **values)
+            return
         batch, channels = x.shape[:2]
-        ctx.use_kernels("f32-norm")
-        ctx.emit("ops/lrn.c.j2", batch=batch, channels=channels, inner=x.size // max(batch * channels, 1), size=size,
-                 alpha_over_size=np.float32(node.attrs["alpha"]) / np.float32(size), beta=node.attrs["beta"],
-                 bias=node.attrs["bias"], x=ctx.ptr(x), y=ctx.ptr(y))
+        ctx.emit("ops/lrn.c.j2", layout="nchw", batch=batch, channels=channels,
+                 inner=x.size // max(batch * channels, 1), **values)
 
     def flops(self, node: Node) -> int:
         return node.inputs[0].size * (2 * int(node.attrs["size"]) + 4)  # window sum of squares, scale, pow, multiply

@@ -5,13 +5,13 @@ KxK convolution's columns as whole pixel runs, and puts the channels innermost f
 and pooling, so their loops vectorise across channels.
 
 A region is a connected set of layout-capable nodes on 4-D float tensors (Conv with constant weights, the
-float32 pools, elementwise ops whose runtime operands all have the output's shape, Concat on the channel
-axis) holding at least one Conv or pool. Its nodes switch in place: Conv and the pools get `layout="NHWC"`,
-Concat's axis becomes 3, every value they produce becomes [N, H, W, C], and constant operands are permuted
-at build time (a per-channel [C, 1, 1] becomes [C]). Transposes are inserted only where a value crosses
-the region's boundary (graph inputs and outputs, readers that are not layout-capable); one that is the
-inverse of the Transpose producing its input reads that Transpose's input instead, and a Transpose that
-only moves dims of extent 1 is a Reshape (a view in the memory plan).
+float32 pools, LRN, elementwise ops whose runtime operands all have the output's shape, Concat on the channel
+axis) holding at least one Conv or pool. Its nodes switch in place: Conv, the pools and LRN get
+`layout="NHWC"`, Concat's axis becomes 3, every value they produce becomes [N, H, W, C], and constant
+operands are permuted at build time (a per-channel [C, 1, 1] becomes [C]). Transposes are inserted only
+where a value crosses the region's boundary (graph inputs and outputs, readers that are not
+layout-capable); one that is the inverse of the Transpose producing its input reads that Transpose's input
+instead, and a Transpose that only moves dims of extent 1 is a Reshape (a view in the memory plan).
 
 A channel shuffle (Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to
 [N, C, H, W], as in ShuffleNet) joins the region too: channels-last it is the same three nodes on
@@ -29,6 +29,7 @@ from ._rewrite import Rewriter
 
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 SEEDS = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
+ACROSS_CHANNELS = {"LRN"}  # not seeds, but read the channels where attr `layout` says
 DEFAULT_LAYOUT = "NCHW"
 SHUFFLE_PERM, SHUFFLE_PERM_NHWC = [0, 2, 1, 3, 4], [0, 1, 2, 4, 3]
 
@@ -51,7 +52,7 @@ def _capable(node: Node) -> bool:
         w, bias, residual = node.inputs[1], node.input(2), node.input(3)
         return (floats and len(x.shape) == 4 and w.is_const and (bias is None or bias.is_const)
                 and (residual is None or residual.shape == y.shape) and not x.is_const)
-    if node.op_type in SEEDS:
+    if node.op_type in SEEDS or node.op_type in ACROSS_CHANNELS:
         return floats and len(node.outputs) == 1 and len(x.shape) == 4 and not x.is_const
     if node.op_type == "Concat":
         return int(node.attrs.get("axis", 0)) in (1, -3) and all(len(v.shape) == 4 for v in node.inputs)
@@ -178,7 +179,7 @@ def run(graph: Graph) -> dict:
         if role == "swap":
             node.attrs["perm"] = SHUFFLE_PERM_NHWC
             counts["shuffles"] += 1
-        if node.op_type in SEEDS:
+        if node.op_type in SEEDS or node.op_type in ACROSS_CHANNELS:
             node.attrs["layout"] = NHWC
         if node.op_type == "Concat":
             node.attrs["axis"] = 3
@@ -186,7 +187,8 @@ def run(graph: Graph) -> dict:
         counts["nodes"] += 1
         for k, v in enumerate(node.outputs):
             # a shuffle's [N, g, C/g, H, W] parts (or their swap) become [N, H, W, g, C/g]
-            shape = (v.shape[0], *v.shape[3:], *v.shape[1:3]) if role in ("split", "swap") else to_channels_last(v.shape)
+            split = role in ("split", "swap")
+            shape = (v.shape[0], *v.shape[3:], *v.shape[1:3]) if split else to_channels_last(v.shape)
             inner = Value(rw.fresh(f"{v.name}_nhwc"), v.dtype, shape)
             if role in ("split", "merge"):
                 node.inputs[1] = rw.constant(f"{node.name}_nhwc_shape", np.array(shape, dtype=np.int64))

@@ -119,6 +119,22 @@ def test_channel_shuffle_numerics(target, tmp_path):
     check_model(shuffle_block(2), {"x": rand(2, 8, 5, 6)}, target, tmp_path, **TOL)
 
 
+@pytest.mark.parametrize("channels,attrs", [
+    (16, {"size": 5}),  # AlexNet / GoogLeNet: alpha 1e-4, beta 0.75
+    (6, {"size": 3, "alpha": 0.02, "beta": 0.5, "bias": 2.0}),
+    (3, {"size": 7, "alpha": 0.3, "beta": 1.0}),  # window wider than the channels
+])
+def test_lrn_joins_the_region(channels, attrs, target, tmp_path):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("LRN", ["c"], ["n"], name="lrn", **attrs),
+             helper.make_node("MaxPool", ["n"], ["y"], kernel_shape=[2, 2], strides=[2, 2], name="pool")]
+    model = make(nodes, [helper.make_tensor_value_info("x", F, [2, 4, 6, 7])],
+                 [helper.make_tensor_value_info("y", F, [2, channels, 3, 3])], [_init("w", channels, 4, 3, 3, scale=1.0)])
+    graph = _nhwc(imported(model))
+    assert run_pass(graph, "choose_layout")["nodes"] == 3 and "LRN(%c_nhwc) alpha" in text(graph)
+    check_model(model, {"x": rand(2, 4, 6, 7)}, target, tmp_path, **TOL)
+
+
 @pytest.mark.parametrize("opt", [2, 0])
 def test_numerics_unchanged(target, tmp_path, opt):
     check_model(block(), {"x": rand(2, 3, 8, 8)}, target, tmp_path, opt_level=opt, **TOL)

@@ -1,4 +1,4 @@
-/* f32 normalisations: channel affine, instance, layer, LRN. */
+/* f32 normalisations: channel affine, instance, layer (LRN is its own family, f32-lrn). */
 #include <math.h>
 
 #include "mlcc/kernels/f32-norm.h"
@@ -73,29 +73,6 @@ void mlcc_f32_norm_layer__scalar(size_t rows, size_t n, const float *MLCC_RESTRI
             for (size_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
         } else {
             for (size_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
-        }
-    }
-}
-
-/* Local response normalisation across channels. The window's sum of squares
- * is accumulated in y, across the contiguous inner positions, before y is overwritten with the result. */
-
-void mlcc_f32_norm_lrn__scalar(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
-                               float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
-{
-    const size_t before = (size - 1) / 2, after = size / 2;
-    for (size_t b = 0; b < batch; ++b, x += channels * inner, y += channels * inner) {
-        for (size_t c = 0; c < channels; ++c) {
-            const size_t first = c >= before ? c - before : 0;
-            const size_t last = MLCC_MIN(channels - 1, c + after);
-            float *MLCC_RESTRICT yc = y + c * inner;
-            for (size_t i = 0; i < inner; ++i) yc[i] = 0.0f;
-            for (size_t k = first; k <= last; ++k) {
-                const float *MLCC_RESTRICT xk = x + k * inner;
-                for (size_t i = 0; i < inner; ++i) yc[i] += xk[i] * xk[i];
-            }
-            const float *MLCC_RESTRICT xc = x + c * inner;
-            for (size_t i = 0; i < inner; ++i) yc[i] = xc[i] * powf(bias + alpha_over_size * yc[i], -beta);
         }
     }
 }

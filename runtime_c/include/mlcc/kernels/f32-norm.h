@@ -25,10 +25,4 @@ void mlcc_f32_norm_instance__scalar(size_t batch, size_t channels, size_t inner,
 void mlcc_f32_norm_layer__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
                                  const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y);
 
-/* Local response normalisation across channels:
- * y[b, c, i] = x[b, c, i] * (bias + alpha_over_size * sum of x[b, c', i]^2 over the window of c)^-beta,
- * the window being c - (size - 1) / 2 .. c + size / 2, clipped to the channels. */
-void mlcc_f32_norm_lrn__scalar(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
-                               float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-
 #endif /* MLCC_KERNELS_F32_NORM_H */
