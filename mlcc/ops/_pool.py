@@ -104,12 +104,13 @@ def pool_types(node: Node) -> list[tuple[np.dtype, tuple[int, ...]]]:
 
 
 def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = None) -> None:
-    """kernel: the NC[D][H]W kernel's name; a channels-last node calls its _nhwc form."""
+    """kernel: the NC[D][H]W kernel's name; a channels-last node calls its _nhwc form on the SIMD shim."""
     g = geometry(node)
     ctx.use_kernels("f32-pool")
     if is_channels_last(node):
         x = node.inputs[0]
-        ctx.emit("ops/pool.c.j2", kernel=kernel.replace("__", "_nhwc__"), planes=f"{x.shape[0]}u, {x.shape[-1]}",
+        ctx.emit("ops/pool.c.j2", kernel=kernel.replace("__scalar", "_nhwc__simd"),
+                 planes=f"{x.shape[0]}u, {x.shape[-1]}",
                  fields=g.fields(), count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
         return
     ctx.emit("ops/pool.c.j2", kernel=kernel, planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,

@@ -25,7 +25,7 @@ def _make(op_type: str, kernel: str) -> type[Op]:
                 raise UnsupportedError(f"{op_type} needs an input of rank 2 or more, not {len(x.shape)}", node.where())
             ctx.use_kernels("f32-pool")
             if is_channels_last(node):  # N[D][H]WC (passes/choose_layout): y is N x C
-                ctx.emit("ops/global_pool.c.j2", kernel=kernel.replace("__", "_nhwc__"),
+                ctx.emit("ops/global_pool.c.j2", kernel=kernel.replace("__scalar", "_nhwc__simd"),
                          planes=f"{x.shape[0]}u, {x.size // (x.shape[0] * x.shape[-1])}", size=x.shape[-1],
                          x=ctx.ptr(x), y=ctx.ptr(y))
                 return

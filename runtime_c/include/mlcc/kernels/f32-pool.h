@@ -41,4 +41,16 @@ void mlcc_f32_pool_global_max_nhwc__scalar(size_t images, size_t pixels, size_t 
 void mlcc_f32_pool_global_avg_nhwc__scalar(size_t images, size_t pixels, size_t channels,
                                            const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
+/* The same channels-last forms on the SIMD shim (mlcc/simd.h; the channels are the vector lanes), the
+ * scalar ones their oracle; the loops one channel at a time on targets without a shim. x and y must not
+ * overlap. */
+void mlcc_f32_pool_max_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_avg_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                  bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_max_nhwc__simd(size_t images, size_t pixels, size_t channels,
+                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_avg_nhwc__simd(size_t images, size_t pixels, size_t channels,
+                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
 #endif /* MLCC_KERNELS_F32_POOL_H */

@@ -1,0 +1,197 @@
+/* f32 pooling over channels-last (N[D]HWC) tensors on the SIMD shim: the channels are the vector lanes.
+ * Each output pixel works out once which of its window's taps are inside the input (a range per dim, so
+ * interior pixels and border pixels run the same unchecked loops, the border ones over fewer taps), then
+ * folds every vector of channels over them; a channel count that is not a multiple of the vector width is
+ * finished by one vector overlapping the one before it (x and y must not overlap). Targets without a
+ * shim, and fewer channels than one vector, take the same loops one channel at a time. Results match the
+ * __scalar forms in pool-nhwc.c bit for bit: same taps, same order. */
+#include <math.h>
+
+#include "mlcc/kernels/f32-pool.h"
+#include "mlcc/simd.h"
+
+/* The taps k of output o's window along `dim` whose input index lies in [lo, hi), as [*k_lo, *k_hi). */
+static void taps_between(const mlcc_pool_geometry *g, int dim, ptrdiff_t o, ptrdiff_t lo, ptrdiff_t hi,
+                         ptrdiff_t *k_lo, ptrdiff_t *k_hi)
+{
+    const ptrdiff_t start = o * g->stride[dim] - g->pad_begin[dim], step = g->dilation[dim];
+    const ptrdiff_t first = start < lo ? (lo - start + step - 1) / step : 0;
+    const ptrdiff_t end = start < hi ? (hi - 1 - start) / step + 1 : 0;
+    *k_hi = end < g->kernel[dim] ? end : g->kernel[dim];
+    *k_lo = first < *k_hi ? first : *k_hi;
+}
+
+/* One output pixel's window: its taps inside the input. */
+struct window {
+    const float *x;         /* the image */
+    ptrdiff_t start[3];     /* input index of tap 0 per dim */
+    ptrdiff_t k_lo[3], k_hi[3];
+};
+
+static inline const float *tap(const mlcc_pool_geometry *g, const struct window *win, size_t channels, ptrdiff_t kd,
+                               ptrdiff_t kh, ptrdiff_t kw)
+{
+    const ptrdiff_t id = win->start[0] + kd * g->dilation[0], ih = win->start[1] + kh * g->dilation[1];
+    const ptrdiff_t iw = win->start[2] + kw * g->dilation[2];
+    return win->x + (size_t)((id * g->in[1] + ih) * g->in[2] + iw) * channels;
+}
+
+/* Channels [c0, c1) of one pixel, one channel at a time. */
+static void pixel_portable(int is_max, const mlcc_pool_geometry *g, const struct window *win, size_t channels,
+                           float scale, size_t c0, size_t c1, float *MLCC_RESTRICT y)
+{
+    for (size_t c = c0; c < c1; ++c) y[c] = is_max ? -INFINITY : 0.0f;
+    for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
+        for (ptrdiff_t kh = win->k_lo[1]; kh < win->k_hi[1]; ++kh) {
+            for (ptrdiff_t kw = win->k_lo[2]; kw < win->k_hi[2]; ++kw) {
+                const float *MLCC_RESTRICT xp = tap(g, win, channels, kd, kh, kw);
+                if (is_max) {
+                    for (size_t c = c0; c < c1; ++c) y[c] = xp[c] > y[c] ? xp[c] : y[c];
+                } else {
+                    for (size_t c = c0; c < c1; ++c) y[c] += xp[c];
+                }
+            }
+        }
+    }
+    if (!is_max)
+        for (size_t c = c0; c < c1; ++c) y[c] *= scale;
+}
+
+#if MLCC_HAVE_F32V
+#define LANES MLCC_F32V_LANES
+
+/* Every channel of one pixel, a vector at a time (channels >= LANES). */
+static void pixel_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win, size_t channels,
+                         float scale, float *MLCC_RESTRICT y)
+{
+    const size_t last = channels - LANES;  /* a last partial vector overlaps the one before it */
+    for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
+        mlcc_f32v acc = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
+        for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
+            for (ptrdiff_t kh = win->k_lo[1]; kh < win->k_hi[1]; ++kh) {
+                for (ptrdiff_t kw = win->k_lo[2]; kw < win->k_hi[2]; ++kw) {
+                    const mlcc_f32v v = mlcc_f32v_load(tap(g, win, channels, kd, kh, kw) + c);
+                    /* max(v, acc): acc stays when v is NaN on x86, like the scalar form's v > acc ? v : acc */
+                    acc = is_max ? mlcc_f32v_max(v, acc) : mlcc_f32v_add(acc, v);
+                }
+            }
+        }
+        mlcc_f32v_store(y + c, is_max ? acc : mlcc_f32v_mul(acc, mlcc_f32v_splat(scale)));
+        if (c == last) break;
+    }
+}
+#endif
+
+static void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_pool_geometry *g,
+                      bool count_include_pad, const float *x, float *MLCC_RESTRICT y)
+{
+    const size_t in_image = (size_t)(g->in[0] * g->in[1] * g->in[2]) * channels;
+    /* the divisor counts the taps inside [lo, hi) per dim: the input, or the input and its pads */
+    ptrdiff_t lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+        lo[d] = count_include_pad ? -g->pad_begin[d] : 0;
+        hi[d] = count_include_pad ? g->in[d] + g->pad_end[d] : g->in[d];
+    }
+    struct window win;
+    for (size_t n = 0; n < images; ++n) {
+        win.x = x + n * in_image;
+        for (ptrdiff_t o0 = 0; o0 < g->out[0]; ++o0) {
+            for (ptrdiff_t o1 = 0; o1 < g->out[1]; ++o1) {
+                for (ptrdiff_t o2 = 0; o2 < g->out[2]; ++o2, y += channels) {
+                    const ptrdiff_t o[3] = {o0, o1, o2};
+                    ptrdiff_t counted = 1;
+                    for (int d = 0; d < 3; ++d) {
+                        ptrdiff_t c_lo, c_hi;
+                        win.start[d] = o[d] * g->stride[d] - g->pad_begin[d];
+                        taps_between(g, d, o[d], 0, g->in[d], &win.k_lo[d], &win.k_hi[d]);
+                        taps_between(g, d, o[d], lo[d], hi[d], &c_lo, &c_hi);
+                        counted *= c_hi - c_lo;
+                    }
+                    const float scale = counted > 0 ? 1.0f / (float)counted : 0.0f;
+#if MLCC_HAVE_F32V
+                    if (channels >= LANES) {
+                        pixel_vector(is_max, g, &win, channels, scale, y);
+                        continue;
+                    }
+#endif
+                    pixel_portable(is_max, g, &win, channels, scale, 0, channels, y);
+                }
+            }
+        }
+    }
+}
+
+void mlcc_f32_pool_max_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+{
+    pool_nhwc(1, images, channels, geometry, false, x, y);
+}
+
+void mlcc_f32_pool_avg_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                  bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+{
+    pool_nhwc(0, images, channels, geometry, count_include_pad, x, y);
+}
+
+#if MLCC_HAVE_F32V
+#define GLOBAL_BLOCK 4u  /* vectors of channels folded per sweep over the pixels */
+
+/* Vectors of channels c, c + LANES, ... (count of them) folded over every pixel of one image. */
+static inline void global_block(int is_max, size_t pixels, size_t channels, const float *x, float *y, size_t c,
+                                size_t count)
+{
+    mlcc_f32v acc[GLOBAL_BLOCK];
+    for (size_t j = 0; j < count; ++j) acc[j] = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
+    for (size_t p = 0; p < pixels; ++p) {
+        const float *xp = x + p * channels + c;
+        for (size_t j = 0; j < count; ++j) {
+            const mlcc_f32v v = mlcc_f32v_load(xp + j * LANES);
+            acc[j] = is_max ? mlcc_f32v_max(v, acc[j]) : mlcc_f32v_add(acc[j], v);
+        }
+    }
+    const mlcc_f32v scale = mlcc_f32v_splat(1.0f / (float)pixels);
+    for (size_t j = 0; j < count; ++j) mlcc_f32v_store(y + c + j * LANES, is_max ? acc[j] : mlcc_f32v_mul(acc[j], scale));
+}
+#endif
+
+static void global_nhwc(int is_max, size_t images, size_t pixels, size_t channels, const float *x,
+                        float *MLCC_RESTRICT y)
+{
+    for (size_t n = 0; n < images; ++n, x += pixels * channels, y += channels) {
+#if MLCC_HAVE_F32V
+        if (channels >= LANES) {
+            size_t c = 0;
+            for (; c + GLOBAL_BLOCK * LANES <= channels; c += GLOBAL_BLOCK * LANES)
+                global_block(is_max, pixels, channels, x, y, c, GLOBAL_BLOCK);
+            for (; c + LANES <= channels; c += LANES) global_block(is_max, pixels, channels, x, y, c, 1);
+            if (c < channels) global_block(is_max, pixels, channels, x, y, channels - LANES, 1);  /* overlapping */
+            continue;
+        }
+#endif
+        for (size_t c = 0; c < channels; ++c) y[c] = is_max ? -INFINITY : 0.0f;
+        for (size_t p = 0; p < pixels; ++p) {
+            const float *MLCC_RESTRICT xp = x + p * channels;
+            if (is_max) {
+                for (size_t c = 0; c < channels; ++c) y[c] = xp[c] > y[c] ? xp[c] : y[c];
+            } else {
+                for (size_t c = 0; c < channels; ++c) y[c] += xp[c];
+            }
+        }
+        if (!is_max) {
+            const float scale = 1.0f / (float)pixels;
+            for (size_t c = 0; c < channels; ++c) y[c] *= scale;
+        }
+    }
+}
+
+void mlcc_f32_pool_global_max_nhwc__simd(size_t images, size_t pixels, size_t channels,
+                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+{
+    global_nhwc(1, images, pixels, channels, x, y);
+}
+
+void mlcc_f32_pool_global_avg_nhwc__simd(size_t images, size_t pixels, size_t channels,
+                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+{
+    global_nhwc(0, images, pixels, channels, x, y);
+}
