@@ -1,9 +1,11 @@
 /* The vector forms of activation.h's activations, on the SIMD shim the including file chose (mlcc/simd.h or
- * one mlcc/simd/<isa>.h): kernels apply them to a finished tile still in registers. */
+ * one mlcc/simd/<isa>.h): kernels apply them to a finished tile still in registers. The transcendental
+ * ones are mlcc/simd/math.h's, lane for lane the scalar forms activation.h uses. */
 #ifndef MLCC_ACTIVATION_SIMD_H
 #define MLCC_ACTIVATION_SIMD_H
 
 #include "mlcc/activation.h"
+#include "mlcc/simd/math.h"
 
 /* Applies e's activation to v[0 .. count) in place and returns 1, or returns 0 untouched for the
  * activations without a vector form here (the caller then goes through mlcc_f32_activate). */
@@ -39,9 +41,23 @@ static inline int mlcc_f32v_activate(const struct mlcc_f32_epilogue *e, mlcc_f32
             v[j] = mlcc_f32v_mul(v[j], mlcc_f32v_min(mlcc_f32v_max(mlcc_f32v_fma(half, sixth, v[j]), zero), one));
         return 1;
     }
-    default:
-        return 0;
+    case MLCC_ACTIVATION_SIGMOID:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_sigmoid(v[j]);
+        return 1;
+    case MLCC_ACTIVATION_SILU:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_mul(v[j], mlcc_f32v_sigmoid(v[j]));
+        return 1;
+    case MLCC_ACTIVATION_TANH:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_tanh(v[j]);
+        return 1;
+    case MLCC_ACTIVATION_GELU_ERF:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_gelu_erf(v[j]);
+        return 1;
+    case MLCC_ACTIVATION_GELU_TANH:
+        for (size_t j = 0; j < count; ++j) v[j] = mlcc_f32v_gelu_tanh(v[j]);
+        return 1;
     }
+    return 0;
 }
 
 #endif /* MLCC_ACTIVATION_SIMD_H */

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "mlcc/runtime.h"
+#include "mlcc/simd/math-scalar.h"
 
 /* activation kinds; a and b are the activation's parameters */
 enum mlcc_activation {
@@ -29,12 +30,8 @@ struct mlcc_f32_epilogue {
     size_t residual_rs, residual_cs;   /* element strides of the residual; 0 broadcasts it */
 };
 
-static inline float mlcc_f32_sigmoid(float x)
-{
-    return 1.0f / (1.0f + expf(-x));
-}
-
-/* The activation alone (the residual is the caller's: it depends on the element's position). */
+/* The activation alone (the residual is the caller's: it depends on the element's position); the
+ * transcendental ones are mlcc/simd/math-scalar.h's, as the vector epilogues compute them. */
 static inline float mlcc_f32_activate(const struct mlcc_f32_epilogue *e, float x)
 {
     switch (e->activation) {
@@ -53,11 +50,11 @@ static inline float mlcc_f32_activate(const struct mlcc_f32_epilogue *e, float x
     case MLCC_ACTIVATION_SILU:
         return x * mlcc_f32_sigmoid(x);
     case MLCC_ACTIVATION_TANH:
-        return tanhf(x);
+        return mlcc_f32_tanh(x);
     case MLCC_ACTIVATION_GELU_ERF:
-        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+        return mlcc_f32_gelu_erf(x);
     case MLCC_ACTIVATION_GELU_TANH:
-        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+        return mlcc_f32_gelu_tanh(x);
     case MLCC_ACTIVATION_NONE:
         break;
     }

@@ -1,0 +1,77 @@
+"""The vector math (runtime_c/include/mlcc/simd/math.h) and its scalar forms (math-scalar.h) against the C
+library in double, on every ISA this machine runs: vmath_sweep.c measures each function over every
+997th float (the whole range, both signs), dense sweeps of [-12, 12] and of the saturation edges (under
+qemu every 32749th float and a fifth of the dense points), and NaN and the infinities. The bounds below are the ones mlcc/simd/math.h states.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlcc import paths
+from mlcc.targets import resolve
+from mlcc.toolchain import WARNINGS, target_flags
+from tests.kernels.test_gemm_variants import _run_wasi, _runs_here
+
+HARNESS = Path(__file__).with_name("vmath_sweep.c")
+
+# function: (max ulp where x and the result are normal floats, max abs error where either is subnormal)
+ULP = {"exp": (1.0, 2.0 ** -149), "sigmoid": (2.5, 2.0 ** -149), "tanh": (5.5, 0.0), "erf": (6.5, 2.0 ** -148)}
+GELU_SCALED = 2.5e-7  # abs error / max(|x|, 1)
+# Armv7 NEON: subnormals flush to zero, and division is a refined reciprocal estimate
+ARMV7_ULP = {"exp": 1.0, "sigmoid": 3.5, "tanh": 6.0, "erf": 6.5}
+FLUSHED = 2.0 ** -125  # a flushed subnormal x, or result
+
+TARGETS = ["x86_64-avx512", "x86_64", "x86_64-baseline", "wasm32", "wasm32-scalar", "aarch64", "armv7", "riscv64"]
+LINE = re.compile(r"^(\w+) (scalar|vector) ulp (\S+) at \S+ tiny_abs (\S+) scaled_abs (\S+) at \S+ special_wrong (\d+)$")
+
+
+def _sweep(target_name: str, tmp_path: Path) -> list[tuple]:
+    target = resolve(target_name)
+    if not _runs_here(target):
+        pytest.skip(f"{target_name} does not run here (CPU features, or qemu-user missing)")
+    exe = tmp_path / ("sweep.wasm" if target.is_wasm else "sweep")
+    static = ["-static"] if target.runner == "qemu" else []
+    flags = [f for f in target_flags(target) if not f.startswith("-mexec-model")]  # a command with _start
+    build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
+                            *WARNINGS, f"-I{paths.runtime_dir() / 'include'}", str(HARNESS), *static,
+                            "-o", str(exe), "-lm"], capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stderr
+    if target.is_wasm:
+        code, output = _run_wasi(exe)
+    else:
+        command = list(target.qemu) if target.runner == "qemu" else []
+        fewer = ["32749", "40001"] if target.runner == "qemu" else []  # emulated: about 20x slower
+        proc = subprocess.run([*command, str(exe), *fewer], capture_output=True, text=True, timeout=600)
+        code, output = proc.returncode, proc.stdout
+    assert code == 0, output
+    rows = [m.groups() for m in map(LINE.match, output.splitlines()) if m]
+    vector = target.name not in ("x86_64-baseline", "wasm32-scalar")
+    assert len(rows) == 6 * (2 if vector else 1), output
+    return rows
+
+
+@pytest.mark.parametrize("target_name", TARGETS)
+def test_accuracy(target_name, tmp_path):
+    failures = []
+    for name, form, ulp, tiny_abs, scaled_abs, special_wrong in _sweep(target_name, tmp_path):
+        armv7_vector = target_name == "armv7" and form == "vector"
+        if int(special_wrong):
+            failures.append(f"{name} {form}: {special_wrong} special values wrong")
+        if name.startswith("gelu"):
+            if float(scaled_abs) > GELU_SCALED:
+                failures.append(f"{name} {form}: abs error / max(|x|, 1) {scaled_abs} > {GELU_SCALED}")
+            continue
+        max_ulp, max_tiny = ULP[name]
+        if armv7_vector:
+            max_ulp, max_tiny = ARMV7_ULP[name], max(max_tiny, FLUSHED)
+        if float(ulp) > max_ulp:
+            failures.append(f"{name} {form}: {ulp} ulp > {max_ulp}")
+        if float(tiny_abs) > max_tiny:
+            failures.append(f"{name} {form}: abs error {tiny_abs} on subnormal results > {max_tiny:.3g}")
+    assert not failures, f"{target_name}: " + "; ".join(failures)
