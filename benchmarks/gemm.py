@@ -1,15 +1,19 @@
 """python -m benchmarks.gemm: the f32-gemm kernels alone, per variant this machine runs, on a 1024^3 product
-and the shapes models give them (convolutions as weights x im2col columns, transformer projections, a
-GEMV), with this core's measured FMA peak. B is packed beforehand (constant weights are packed at build
-time), the bias is a row, nothing else runs.
+and the shapes models give them (convolutions as weights x im2col columns and as NHWC pixels x channels,
+transformer projections, a GEMV), against this core's FMA peak. B is packed beforehand (constant weights
+are packed at build time), the bias is a row, nothing else runs. Blocking: what mlcc computes for the
+host target's caches (mlcc/ops/_gemm.py blocking), or --blocking KC,MC,NC; --sweep measures a grid of them.
 
     python -m benchmarks.gemm                       # the variants this machine runs natively, and SIMD128
     python -m benchmarks.gemm --variants 8x32__avx512 --repeat 21
+    python -m benchmarks.gemm --variants 8x32__avx512 --shapes 0 --sweep
 
 Each figure is the median of --repeat runs in wall time and in this thread's CPU time (the second is steady on
 a shared machine: time the thread was descheduled does not count; wasmtime has no CPU clock, so wall only).
-Share of peak: of the peak of the variant's ISA (portable variants: of the host target's ISA, which they are
-built for).
+Share of peak: each run is paired with a ~1 ms FMA loop on the variant's shim (the ISA it is built for)
+timed right before it, and the share is the median of the runs' rate / that peak: on a shared machine
+whose other vCPU takes the core's FMA units and caches in bursts, the pair sees the same conditions. The
+best-case peak (benchmarks/peak.c, the best of 200 runs) is printed too.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from pathlib import Path
 
 from benchmarks.measure import host_isa, peak_gflops
 from mlcc import paths
-from mlcc.ops._gemm import variants
-from mlcc.targets import _host_cpu_flags, host_target
+from mlcc.ops._gemm import Blocking, Tile, blocking, variants
+from mlcc.targets import _host_cpu_flags, host_target, resolve
 from mlcc.toolchain import target_flags
 
 # (label, m, n, k): C[m][n] = A[m][k] * B[k][n]
@@ -37,14 +41,21 @@ SHAPES = [
     ("bert qkv 128x384x1152", 128, 1152, 384),
     ("bert ffn 128x384x1536", 128, 1536, 384),
     ("gemv 1x1280x1000", 1, 1000, 1280),
+    # channels-last (NHWC) convolutions: pixels x output channels
+    ("nhwc conv3x3 64->64 @56x56", 3136, 64, 576),
+    ("nhwc conv1x1 64->256 @56x56", 3136, 256, 64),
+    ("nhwc conv3x3 512->512 @7x7", 49, 512, 4608),
 ]
 
-# isa -> (zig target flags, host CPU flags needed, peak ISA) for native runs
+# isa -> (the target whose build and blocking a variant of it gets, host CPU flags needed, peak ISA)
 NATIVE = {
-    "avx512": (["-target", "x86_64-linux-gnu", "-mcpu=x86_64_v4"], {"avx512f"}, "avx512"),
-    "avx2": (["-target", "x86_64-linux-gnu", "-mcpu=x86_64_v3"], {"avx2", "fma"}, "avx2"),
+    "avx512": ("x86_64-avx512", {"avx512f"}, "avx512"),
+    "avx2": ("x86_64", {"avx2", "fma"}, "avx2"),
 }
-WASM = ["-target", "wasm32-wasi", "-msimd128"]
+WASM = "wasm32"
+# --sweep: kc x mc (mc rows of A per block; the driver packs at most 16 KB of it), nc as computed
+SWEEP_KC = (64, 128, 192, 256, 384, 512)
+SWEEP_MC = (8, 16, 32, 64, 256)
 
 DRIVER = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -52,6 +63,7 @@ DRIVER = r"""
 #include <stdlib.h>
 #include <time.h>
 #include "mlcc/kernels/f32-gemm.h"
+#include "mlcc/simd.h"
 
 extern const struct mlcc_f32_gemm_config VARIANT;
 
@@ -68,30 +80,66 @@ static int by_value(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* GFLOP/s of 12 independent multiply-add chains on registers right now (about a millisecond): the core's
+ * peak under the same conditions as the run it is paired with. 0 without a SIMD shim. */
+static double fma_peak(const float *ab)
+{
+#if MLCC_HAVE_F32V
+    const long iterations = 200000;
+    const mlcc_f32v a = mlcc_f32v_splat(ab[0]), b = mlcc_f32v_splat(ab[1]);
+    mlcc_f32v acc[12];
+    float out[MLCC_F32V_LANES];
+    for (int j = 0; j < 12; ++j) acc[j] = mlcc_f32v_splat((float)j);
+    const double t0 = seconds(CPU_CLOCK);
+    for (long i = 0; i < iterations; ++i)
+        for (int j = 0; j < 12; ++j) acc[j] = mlcc_f32v_fma(b, acc[j], a);
+    const double t = seconds(CPU_CLOCK) - t0;
+    for (int j = 1; j < 12; ++j) acc[0] = mlcc_f32v_add(acc[0], acc[j]);
+    mlcc_f32v_store(out, acc[0]);
+    if (out[0] == 12345.0f) printf("%g\n", (double)out[0]);  /* keeps the chains live */
+    return 2.0 * MLCC_F32V_LANES * 12 * (double)iterations / t * 1e-9;
+#else
+    (void)ab;
+    return 0.0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
-    const struct mlcc_f32_gemm_config *cfg = &VARIANT;
+    struct mlcc_f32_gemm_config config = VARIANT;
+    const struct mlcc_f32_gemm_config *cfg = &config;
     const size_t m = (size_t)atol(argv[1]), n = (size_t)atol(argv[2]), k = (size_t)atol(argv[3]);
     const int repeat = atoi(argv[4]);
+    const float ab[2] = {0.999999f, 1e-7f * (float)argc};
+    if (argc > 7) {  /* the blocking to measure: kc mc nc */
+        config.kc = (size_t)atol(argv[5]);
+        config.mc = (size_t)atol(argv[6]);
+        config.nc = (size_t)atol(argv[7]);
+    }
     const size_t panels = (n + cfg->nr - 1) / cfg->nr;
     float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *c = malloc(m * n * 4), *bias = malloc(n * 4);
     float *packed = malloc(panels * cfg->nr * k * 4);
-    double wall[64], cpu[64];
+    double wall[64], cpu[64], share[64], peak[64];
     for (size_t i = 0; i < m * k; ++i) a[i] = (float)(i % 7) * 0.25f - 0.75f;
     for (size_t i = 0; i < k * n; ++i) b[i] = (float)(i % 5) * 0.25f - 0.5f;
     for (size_t j = 0; j < n; ++j) bias[j] = 0.125f;
     mlcc_f32_gemm_pack_b(k, n, b, n, 1, cfg->nr, packed);
     mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, NULL);  /* warm up */
     for (int r = 0; r < repeat && r < 64; ++r) {
+        peak[r] = fma_peak(ab);
         const double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CPU_CLOCK);
         mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, NULL);
         cpu[r] = seconds(CPU_CLOCK) - c0;
         wall[r] = seconds(CLOCK_MONOTONIC) - w0;
+        share[r] = 2e-9 * (double)m * (double)n * (double)k / cpu[r] / peak[r];
     }
     qsort(wall, (size_t)repeat, sizeof wall[0], by_value);
     qsort(cpu, (size_t)repeat, sizeof cpu[0], by_value);
-    printf("{\"wall_ms\": %.4f, \"cpu_ms\": %.4f, \"check\": %g}\n", 1e3 * wall[repeat / 2], 1e3 * cpu[repeat / 2],
-           (double)c[(m - 1) * n + n - 1]);
+    qsort(share, (size_t)repeat, sizeof share[0], by_value);
+    qsort(peak, (size_t)repeat, sizeof peak[0], by_value);
+    printf("{\"wall_ms\": %.4f, \"cpu_ms\": %.4f, \"min_cpu_ms\": %.4f, \"share\": %.4f, \"peak\": %.2f, "
+           "\"check\": %g}\n", 1e3 * wall[repeat / 2], 1e3 * cpu[repeat / 2], 1e3 * cpu[0],
+           MLCC_HAVE_F32V ? share[repeat / 2] : 0.0, peak[repeat / 2], (double)c[(m - 1) * n + n - 1]);
     return 0;
 }
 """
@@ -101,25 +149,31 @@ def _build(flags: list[str], variant: str, out: Path, cpu_clock: str) -> None:
     family = paths.runtime_dir() / "kernels" / "f32-gemm"
     source = out.with_suffix(".c")
     source.write_text(DRIVER)
+    # the harness is a program with a main, not a model's reactor module
+    flags = [f for f in flags if not f.startswith("-mexec-model")]
     subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
                     f"-I{paths.runtime_dir() / 'include'}", f"-DVARIANT=mlcc_f32_gemm_config_{variant}",
                     f"-DCPU_CLOCK={cpu_clock}", str(source), *map(str, sorted(family.glob("*.c"))),
                     "-o", str(out), "-lm"], check=True, capture_output=True, text=True)
 
 
-def _run_native(exe: Path, m: int, n: int, k: int, repeat: int) -> dict:
-    proc = subprocess.run([str(exe), str(m), str(n), str(k), str(repeat)], check=True, capture_output=True, text=True)
+def _arguments(m: int, n: int, k: int, repeat: int, b: Blocking) -> list[str]:
+    return [str(x) for x in (m, n, k, repeat, b.kc, b.mc, b.nc)]
+
+
+def _run_native(exe: Path, m: int, n: int, k: int, repeat: int, b: Blocking) -> dict:
+    proc = subprocess.run([str(exe), *_arguments(m, n, k, repeat, b)], check=True, capture_output=True, text=True)
     return json.loads(proc.stdout)
 
 
-def _run_wasm(module: Path, m: int, n: int, k: int, repeat: int) -> dict:
+def _run_wasm(module: Path, m: int, n: int, k: int, repeat: int, b: Blocking) -> dict:
     import wasmtime
 
     engine = wasmtime.Engine()
     store = wasmtime.Store(engine)
     out = module.with_suffix(".out")
     wasi = wasmtime.WasiConfig()
-    wasi.argv = ["gemm", str(m), str(n), str(k), str(repeat)]
+    wasi.argv = ["gemm", *_arguments(m, n, k, repeat, b)]
     wasi.stdout_file = str(out)
     store.set_wasi(wasi)
     linker = wasmtime.Linker(engine)
@@ -140,11 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", help="comma-separated variant names (default: every one this machine runs)")
     p.add_argument("--repeat", type=int, default=11, help="timed runs per shape, at most 64 [11]")
     p.add_argument("--shapes", help="comma-separated indices into the shape list [all]")
+    p.add_argument("--blocking", help="KC,MC,NC for every variant instead of what mlcc computes for its target")
+    p.add_argument("--sweep", action="store_true", help=f"measure every KC in {SWEEP_KC} x MC in {SWEEP_MC}")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     args = p.parse_args(argv)
     flags = _host_cpu_flags()
     # the portable variants are built as the host target builds them (as they were before the SIMD ones)
-    native = {**NATIVE, "scalar": (target_flags(host_target()), set(), host_isa())}
+    native = {**NATIVE, "scalar": (host_target().name, set(), host_isa())}
     chosen = [v for v in variants() if (v.isa in native and native[v.isa][1] <= flags) or v.isa == "wasmsimd"]
     if args.variants:
         names = set(args.variants.split(","))
@@ -155,29 +211,41 @@ def main(argv: list[str] | None = None) -> int:
         peaks = peak_gflops(Path(tmp))
         for v in chosen:
             wasm = v.isa == "wasmsimd"
+            target = resolve(WASM if wasm else native[v.isa][0])
             exe = Path(tmp) / (f"{v.name}.wasm" if wasm else v.name)
             # wasi-libc has no thread CPU clock: the wall clock stands in (and is reported as wall only)
-            _build(WASM if wasm else native[v.isa][0], v.name, exe,
-                   "CLOCK_MONOTONIC" if wasm else "CLOCK_THREAD_CPUTIME_ID")
-            peak = None if wasm else peaks.get(native[v.isa][2])
-            for label, m, n, k in shapes:
-                r = (_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat)
-                flop = 2.0 * m * n * k
-                best_ms = r["cpu_ms"] or r["wall_ms"]
-                rate = flop / best_ms * 1e-6
-                rows.append(dict(variant=v.name, shape=label, m=m, n=n, k=k, wall_ms=r["wall_ms"], cpu_ms=r["cpu_ms"],
-                                 gflops=rate, peak=peak, share=rate / peak if peak else None))
+            _build(target_flags(target), v.name, exe, "CLOCK_MONOTONIC" if wasm else "CLOCK_THREAD_CPUTIME_ID")
+            for b in _blockings(args, target, v):
+                for label, m, n, k in shapes:
+                    r = (_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat, b)
+                    flop = 2.0 * m * n * k
+                    rate = flop / (r["cpu_ms"] or r["wall_ms"]) * 1e-6
+                    rows.append(dict(variant=v.name, shape=label, m=m, n=n, k=k, kc=b.kc, mc=b.mc, nc=b.nc,
+                                     wall_ms=r["wall_ms"], cpu_ms=r["cpu_ms"], gflops=rate,
+                                     share=None if wasm else r["share"]))
     if args.json:
         print(json.dumps(dict(peaks=peaks, rows=rows), indent=1))
         return 0
-    print(f"peak (fp32 FMA, one core): {', '.join(f'{k} {v:.1f} GFLOP/s' for k, v in peaks.items() if isinstance(v, float))}")
-    print("| variant | shape | wall ms | cpu ms | GFLOP/s | share of peak |")
-    print("|---|---|---:|---:|---:|---:|")
+    print(f"best-case peak (fp32 FMA, one core): "
+          f"{', '.join(f'{k} {v:.1f} GFLOP/s' for k, v in peaks.items() if isinstance(v, float))}")
+    print("| variant | shape | kc, mc, nc | wall ms | cpu ms | GFLOP/s | share of peak |")
+    print("|---|---|---|---:|---:|---:|---:|")
     for r in rows:
         cpu = f"{r['cpu_ms']:.3f}" if r["cpu_ms"] is not None else "-"
         share = f"{100 * r['share']:.0f}%" if r["share"] else "-"
-        print(f"| {r['variant']} | {r['shape']} | {r['wall_ms']:.3f} | {cpu} | {r['gflops']:.1f} | {share} |")
+        print(f"| {r['variant']} | {r['shape']} | {r['kc']}, {r['mc']}, {r['nc']} | {r['wall_ms']:.3f} | {cpu} "
+              f"| {r['gflops']:.1f} | {share} |")
     return 0
+
+
+def _blockings(args, target, variant: Tile) -> list[Blocking]:
+    """The blockings to measure: mlcc's for the target, --blocking's, or the --sweep grid."""
+    computed = blocking(target, variant)
+    if args.blocking:
+        return [Blocking(*(int(x) for x in args.blocking.split(",")))]
+    if args.sweep:
+        return [computed] + [Blocking(kc, mc, computed.nc) for kc in SWEEP_KC for mc in SWEEP_MC]
+    return [computed]
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ class Target:
     qemu: tuple[str, ...] = field(default=())  # qemu-user command for runner = "qemu"
     qemu_min_version: str = ""  # oldest qemu-user that runs this target's code correctly
     conv_layout: str = "NCHW"  # activations' layout in convolutional regions: NCHW or NHWC (passes/choose_layout)
+    l1d_bytes: int = 32768  # per-core data caches the kernels block for (0: none); ops/_gemm.blocking
+    l2_bytes: int = 262144
 
     @property
     def is_wasm(self) -> bool:

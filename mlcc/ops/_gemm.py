@@ -2,13 +2,14 @@
 
 The kernel computes C = activation(alpha * A * B + beta * bias + residual) with A read in place through
 (row, column) strides and B packed into panels of `nr` columns (runtime_c/include/mlcc/kernels/f32-gemm.h).
-Here: the variant chosen from the target's features (the family's manifest), the build-time packing of
-constant B (the same layout as mlcc_f32_gemm_pack_b), and the width of the column chunks packed at run
-time so scratch stays bounded.
+Here: the variant chosen from the target's features (the family's manifest), its cache blocking from the
+target's cache sizes, the build-time packing of constant B (the same layout as mlcc_f32_gemm_pack_b), and
+the width of the column chunks packed at run time so scratch stays bounded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,20 +24,40 @@ from ..targets import Target
 SCRATCH_BUDGET = 2 << 20
 
 
+# The driver's stack buffer for packed A, in floats (MLCC_F32_GEMM_PACK_FLOATS, f32-gemm.h): 16 KB, 2 KB on
+# Cortex-M, the targets without a data cache.
+PACK_FLOATS = 4096
+PACK_FLOATS_UNCACHED = 512
+
+
+@dataclass(frozen=True)
+class Blocking:
+    """Cache blocking of the f32-gemm driver: kc rows of k per slice, mc rows of A per block, nc columns of B."""
+    kc: int
+    mc: int
+    nc: int
+
+
 @dataclass(frozen=True)
 class Tile:
-    """A kernel variant of runtime_c/kernels/f32-gemm/manifest.toml."""
+    """A kernel variant of runtime_c/kernels/f32-gemm/manifest.toml, with the blocking a target gives it."""
     name: str  # e.g. "8x32__avx512": tile, then the ISA
     mr: int
     nr: int
     isa: str
     features: tuple[str, ...] = ()
     min_vector_bytes: int = 0
+    blocking: Blocking | None = dataclasses.field(default=None, compare=False)
 
     @property
     def config(self) -> str:
-        """The C name of the kernel configuration (a `struct mlcc_f32_gemm_config`)."""
-        return f"mlcc_f32_gemm_config_{self.name}"
+        """A C expression of the kernel configuration (a `struct mlcc_f32_gemm_config`): the variant's own, or
+        with this tile's blocking."""
+        name = f"mlcc_f32_gemm_config_{self.name}"
+        if self.blocking is None:
+            return name
+        b = self.blocking
+        return f"MLCC_F32_GEMM_BLOCKED({name}, {b.kc}u, {b.mc}u, {b.nc}u)"
 
 
 @lru_cache(maxsize=1)
@@ -48,10 +69,25 @@ def variants() -> tuple[Tile, ...]:
                  for r in rows)
 
 
+def blocking(target: Target, tile: Tile) -> Blocking:
+    """The driver's blocking for this tile on the target's caches (Goto's rules): a kc x nr micro-panel of B
+    takes half of L1 (the A micro-panels streaming past it the rest), an mc x kc block of A a quarter of L2
+    and a kc x nc block of B half of it. Without a data cache, slices as long as the small stack buffer holds."""
+    def down(x: float, step: int, least: int) -> int:
+        return max(least, int(x) // step * step)
+
+    if not target.l1d_bytes:
+        return Blocking(PACK_FLOATS_UNCACHED // tile.mr, 1 << 16, 1 << 16)
+    kc = min(down(target.l1d_bytes / 2 / (4 * tile.nr), 16, 32), PACK_FLOATS // tile.mr // 16 * 16)
+    l2 = max(target.l2_bytes, 2 * target.l1d_bytes)
+    return Blocking(kc, down(l2 / 4 / (4 * kc), tile.mr, tile.mr), down(l2 / 2 / (4 * kc), tile.nr, tile.nr))
+
+
 def tile_for(target: Target) -> Tile:
-    """The first variant whose features the target has and whose vectors fit its width."""
+    """The first variant whose features the target has and whose vectors fit its width, blocked for its caches."""
     have = set(target.features)
-    return next(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
+    tile = next(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
+    return dataclasses.replace(tile, blocking=blocking(target, tile))
 
 
 def pack_b(b: np.ndarray, nr: int) -> np.ndarray:

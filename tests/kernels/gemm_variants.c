@@ -1,7 +1,9 @@
 /* Checks one f32-gemm variant (VARIANT, a struct mlcc_f32_gemm_config) against mlcc_f32_gemm__reference at
  * the edges of its tile: m, n and k at exactly one tile, multiples, one less, one more, k = 1 and past the
- * k block; A row-major with a padded row stride and transposed (column stride != 1), a padded ldc; every
- * bias form, every residual form (full, broadcast rows, per row, strided) and every activation.
+ * k block, n past the few panels below which A is not packed; A row-major with a padded row stride and
+ * transposed (column stride != 1), a padded ldc; every bias form, every residual form (full, broadcast
+ * rows, per row, strided) and every activation. Twice: with the variant's blocking, and with a tiny one
+ * (kc 16, mc two tiles, nc two panels) so that every block loop of the driver turns on small shapes.
  * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
  * test_gemm_variants.py on each ISA (natively, under qemu-user, in wasmtime). */
 #include <stdio.h>
@@ -44,10 +46,9 @@ static const struct { enum mlcc_activation kind; float a, b; } activations[] = {
 
 static int failures, cases;
 
-static void check(size_t m, size_t n, size_t k, int transposed, int bias_form, int residual_form, size_t act,
-                  int with_epilogue)
+static void check(const struct mlcc_f32_gemm_config *cfg, size_t m, size_t n, size_t k, int transposed,
+                  int bias_form, int residual_form, size_t act, int with_epilogue)
 {
-    const struct mlcc_f32_gemm_config *cfg = &VARIANT;
     const size_t a_rs = transposed ? 1 : k + 3, a_cs = transposed ? m + 2 : 1, ldc = n + 5;
     const float alpha = (cases % 3 == 0) ? 0.5f : 1.0f, beta = (cases % 2 == 0) ? 1.0f : -1.5f;
     /* bias forms: none, one per column, one per row, full [m][n] */
@@ -89,12 +90,11 @@ static void check(size_t m, size_t n, size_t k, int transposed, int bias_form, i
     }
 }
 
-int main(void)
+static void check_all(const struct mlcc_f32_gemm_config *cfg)
 {
-    const struct mlcc_f32_gemm_config *cfg = &VARIANT;
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
     const size_t ms[] = {1, mr - 1, mr, mr + 1, 2 * mr, 3 * mr + 2};
-    const size_t ns[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3};
+    const size_t ns[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 4 * nr + 5};
     const size_t ks[] = {1, 7, 64, kc + 3};
     size_t act = 0;
     for (size_t im = 0; im < sizeof ms / sizeof ms[0]; ++im)
@@ -105,8 +105,15 @@ int main(void)
                 if ((m + 2) * (k + 3) > A_ELEMS || k * n > B_ELEMS || m * (n + 5) > 4096) continue;
                 for (int transposed = 0; transposed < 2; ++transposed)
                     for (int form = 0; form < 5; ++form, act = (act + 1) % ACTIVATIONS)
-                        check(m, n, k, transposed, form % 4, form, act, form != 0 || transposed);
+                        check(cfg, m, n, k, transposed, form % 4, form, act, form != 0 || transposed);
             }
+}
+
+int main(void)
+{
+    const struct mlcc_f32_gemm_config *cfg = &VARIANT;
+    check_all(cfg);
+    check_all(&MLCC_F32_GEMM_BLOCKED(VARIANT, 16u, 2u * cfg->mr, 2u * cfg->nr));
     printf("%s: %d cases, %d failures\n", NAME(VARIANT), cases, failures);
     return failures != 0;
 }

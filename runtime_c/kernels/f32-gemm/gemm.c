@@ -1,4 +1,9 @@
-/* The f32-gemm driver (blocking over k and m around a micro-kernel), B packing and the scalar oracle. */
+/* The f32-gemm driver (cache blocking and A packing around a micro-kernel), B packing and the scalar oracle.
+ *
+ * Loops, outermost first: nc columns of B (a kc x nc block of packed B stays in L2), kc rows of k, mc rows
+ * of A (packed into mr-row micro-panels on this function's stack when enough panels of B reuse them, else
+ * read in place), then B micro-panels, then A micro-panels: the kc x nr micro-panel of B in use is read
+ * from L1 by every micro-panel of the A block. */
 #include "mlcc/kernels/f32-gemm.h"
 
 static void init_c(size_t m, size_t n, float *c, size_t ldc,
@@ -18,6 +23,56 @@ static void init_c(size_t m, size_t n, float *c, size_t ldc,
     }
 }
 
+/* One micro-panel: element (i, p) of ar[i][p * a_cs] to dst[p * mr + i]. Inlined with a literal mr and a_cs
+ * of 1, the compiler turns the interleave into vector shuffles. */
+static MLCC_F32_GEMM_INLINE void pack_panel(size_t mr, size_t kc, const float *const *ar, size_t a_cs,
+                                            float *MLCC_RESTRICT dst)
+{
+    for (size_t p = 0; p < kc; ++p)
+        for (size_t i = 0; i < mr; ++i) dst[p * mr + i] = ar[i][p * a_cs];
+}
+
+/* rows x kc of A into micro-panels of mr rows, k-major (element (i, p) of a panel at p * mr + i); the last
+ * panel's rows past `rows` repeat its last row, so the micro-kernel reads every row and stores the real ones. */
+static void pack_a(size_t rows, size_t kc, const float *a, size_t a_rs, size_t a_cs, size_t mr,
+                   float *MLCC_RESTRICT packed)
+{
+    const float *ar[MLCC_F32_GEMM_MAX_MR];
+    for (size_t i0 = 0; i0 < rows; i0 += mr, packed += mr * kc) {
+        for (size_t i = 0; i < mr; ++i) ar[i] = a + MLCC_MIN(i0 + i, rows - 1) * a_rs;
+        if (a_cs == 1 && mr == 8) {  /* the tiles' heights (manifest.toml), each its own shuffles */
+            pack_panel(8, kc, ar, 1, packed);
+        } else if (a_cs == 1 && mr == 6) {
+            pack_panel(6, kc, ar, 1, packed);
+        } else if (a_cs == 1 && mr == 4) {
+            pack_panel(4, kc, ar, 1, packed);
+        } else {
+            pack_panel(mr, kc, ar, a_cs, packed);
+        }
+    }
+}
+
+/* A product too short for tiles (m * 2 <= mr, e.g. a GEMV): the row kernel over all of k, no packing, packed
+ * B streamed once from memory. */
+static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                      const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
+                      float *c, size_t ldc, float alpha,
+                      const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                      const struct mlcc_f32_epilogue *e)
+{
+    const size_t nr = config->nr;
+    const float *residual = e == NULL ? NULL : e->residual;
+    for (size_t j = 0; j < n; j += nr) {
+        const size_t nb = MLCC_MIN(nr, n - j);
+        for (size_t i = 0; i < m; ++i) {  /* the next rows find this panel of B in cache */
+            float *cij = c + i * ldc + j;
+            init_c(1, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j * bias_cs, bias_rs, bias_cs, beta);
+            config->row(1, nb, k, a + i * a_rs, a_rs, a_cs, packed_b + j * k, cij, ldc, alpha, e,
+                        residual == NULL ? NULL : residual + i * e->residual_rs + j * e->residual_cs);
+        }
+    }
+}
+
 void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
                    const float *a, size_t a_rs, size_t a_cs,
                    const float *packed_b,
@@ -25,38 +80,58 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                    const float *bias, size_t bias_rs, size_t bias_cs, float beta,
                    const struct mlcc_f32_epilogue *epilogue)
 {
-    const size_t mr = config->mr, nr = config->nr, kc_max = config->kc;
-    const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
+    const size_t mr = config->mr, nr = config->nr;
+    /* mc x kc of A packed here: kc first, then as many micro-panels as the buffer holds */
+    const size_t kc_max = MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / mr));
+    const size_t mc_max = MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / kc_max) / mr * mr);
+    const size_t mc_inplace = MLCC_MAX(mr, config->mc / mr * mr);
+    const size_t nc_max = MLCC_MAX(nr, config->nc / nr * nr);
+    /* packing a micro-panel costs about what one tile of it computes: it pays from a few panels of B on
+     * (and for a transposed A, whose rows are not contiguous) */
+    const int pack = n > 3 * nr || a_cs != 1;
+    const size_t mc_step = pack ? mc_max : mc_inplace;
     const float *residual = epilogue == NULL ? NULL : epilogue->residual;
+    float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
     if (k == 0) {  /* no product: the epilogue still applies to the bias */
         init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
         mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
         return;
     }
-    for (size_t p0 = 0; p0 < k; p0 += kc_max) {
-        const size_t kc = MLCC_MIN(kc_max, k - p0);
-        /* the epilogue runs on the last slice of k, while each tile is still in registers */
-        const struct mlcc_f32_epilogue *e = p0 + kc == k ? epilogue : NULL;
-        for (size_t i0 = 0; i0 < m; i0 += mc) {
-            const size_t mb = MLCC_MIN(mc, m - i0);
-            for (size_t j0 = 0; j0 < n; j0 += nr) {
-                const size_t nb = MLCC_MIN(nr, n - j0);
-                const float *w = packed_b + (j0 / nr) * k * nr + p0 * nr;
-                for (size_t i = i0; i < i0 + mb; i += mr) {
-                    const size_t rows = MLCC_MIN(mr, i0 + mb - i);
-                    const float *ai = a + i * a_rs + p0 * a_cs;
-                    float *cij = c + i * ldc + j0;
-                    const float *rij = e == NULL || residual == NULL ? NULL
-                        : residual + i * e->residual_rs + j0 * e->residual_cs;
-                    if (p0 == 0)  /* C starts as the bias, a tile at a time so it is in L1 for the kernel */
-                        init_c(rows, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j0 * bias_cs,
-                               bias_rs, bias_cs, beta);
-                    if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
-                        config->tile(rows, nb, kc, ai, a_rs, a_cs, w, cij, ldc, alpha, e, rij);
-                    } else {
-                        for (size_t r = 0; r < rows; ++r)
-                            config->row(1, nb, kc, ai + r * a_rs, a_rs, a_cs, w, cij + r * ldc, ldc, alpha, e,
-                                        rij == NULL ? NULL : rij + r * e->residual_rs);
+    if (m * 2 <= mr) {
+        gemm_rows(config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta, epilogue);
+        return;
+    }
+    for (size_t j0 = 0; j0 < n; j0 += nc_max) {
+        const size_t nc = MLCC_MIN(nc_max, n - j0);
+        for (size_t p0 = 0; p0 < k; p0 += kc_max) {
+            const size_t kc = MLCC_MIN(kc_max, k - p0);
+            /* the epilogue runs on the last slice of k, while each tile is still in registers */
+            const struct mlcc_f32_epilogue *e = p0 + kc == k ? epilogue : NULL;
+            for (size_t i0 = 0; i0 < m; i0 += mc_step) {
+                const size_t mc = MLCC_MIN(mc_step, m - i0);
+                const float *ablock = a + i0 * a_rs + p0 * a_cs;
+                if (pack) pack_a(mc, kc, ablock, a_rs, a_cs, mr, packed_a);
+                for (size_t j = j0; j < j0 + nc; j += nr) {
+                    const size_t nb = MLCC_MIN(nr, n - j);
+                    const float *w = packed_b + j * k + p0 * nr;
+                    for (size_t i = 0; i < mc; i += mr) {
+                        const size_t rows = MLCC_MIN(mr, mc - i);
+                        /* a packed micro-panel: rows 1 apart, k mr apart */
+                        const float *ai = pack ? packed_a + i * kc : ablock + i * a_rs;
+                        const size_t ars = pack ? 1 : a_rs, acs = pack ? mr : a_cs;
+                        float *cij = c + (i0 + i) * ldc + j;
+                        const float *rij = e == NULL || residual == NULL ? NULL
+                            : residual + (i0 + i) * e->residual_rs + j * e->residual_cs;
+                        if (p0 == 0)  /* C starts as the bias, a tile at a time so it is in L1 for the kernel */
+                            init_c(rows, nb, cij, ldc, bias == NULL ? NULL : bias + (i0 + i) * bias_rs + j * bias_cs,
+                                   bias_rs, bias_cs, beta);
+                        if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
+                            config->tile(rows, nb, kc, ai, ars, acs, w, cij, ldc, alpha, e, rij);
+                        } else {
+                            for (size_t r = 0; r < rows; ++r)
+                                config->row(1, nb, kc, ai + r * ars, ars, acs, w, cij + r * ldc, ldc, alpha, e,
+                                            rij == NULL ? NULL : rij + r * e->residual_rs);
+                        }
                     }
                 }
             }

@@ -7,6 +7,7 @@
 #define NR 16u
 #define KC 512u
 #define MC 96u
+#define NC 512u
 #define TILE mlcc_f32_gemm_ukernel_4x16__wasmsimd
 #define ROW mlcc_f32_gemm_ukernel_1x16__wasmsimd
 #define CONFIG mlcc_f32_gemm_config_4x16__wasmsimd

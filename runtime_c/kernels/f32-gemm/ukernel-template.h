@@ -1,11 +1,12 @@
 /* The body of every scalar f32-gemm variant: an MRxNR micro-kernel and a 1xNR row kernel in portable C
  * written for clang's auto-vectoriser (NR is a whole number of the target's vectors and the accumulators
- * fit its registers). A ukernel-MRxNR.c file defines MR, NR and MLCC_GEMM_CONFIG, the name of the config
- * it exports, then includes this. Blocking: a KC x NR slice of a B panel and MC x KC of A stay in cache. */
+ * fit its registers). A ukernel-MRxNR.c file defines MR, NR, TILE, ROW and CONFIG (the names of the two
+ * kernels and the config it exports), then includes this. Default blocking: a 32 KB L1 and a 256 KB L2. */
 #include "mlcc/kernels/f32-gemm.h"
 
-#define KC 256u
-#define MC 96u
+#define KC 128u
+#define MC 128u
+#define NC 256u
 
 static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha,
                   const struct mlcc_f32_epilogue *e, const float *residual)
@@ -29,10 +30,9 @@ static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, f
     }
 }
 
-static void ukernel_tile(size_t mr, size_t nr, size_t kc,
-                        const float *a, size_t a_rs, size_t a_cs,
-                        const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
-                        const struct mlcc_f32_epilogue *e, const float *residual)
+void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+          const struct mlcc_f32_epilogue *e, const float *residual)
 {
     /* rows past mr repeat the last one: computed, never stored */
     const float *ar[MR];
@@ -51,10 +51,9 @@ static void ukernel_tile(size_t mr, size_t nr, size_t kc,
     store(mr, nr, acc, c, ldc, alpha, e, residual);
 }
 
-static void ukernel_row(size_t mr, size_t nr, size_t kc,
-                       const float *a, size_t a_rs, size_t a_cs,
-                       const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
-                       const struct mlcc_f32_epilogue *e, const float *residual)
+void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+         const struct mlcc_f32_epilogue *e, const float *residual)
 {
     float acc[1][NR];
     (void)a_rs;
@@ -67,6 +66,4 @@ static void ukernel_row(size_t mr, size_t nr, size_t kc,
     store(mr, nr, acc, c, ldc, alpha, e, residual);
 }
 
-const struct mlcc_f32_gemm_config MLCC_GEMM_CONFIG = {
-    ukernel_tile, ukernel_row, MR, NR, KC, MC,
-};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC};

@@ -2,9 +2,9 @@
  *
  * B is packed ahead of the product (at build time for constant weights, or by mlcc_f32_gemm_pack_b /
  * an im2col into scratch): ceil(n / nr) panels, each k rows of nr floats, zero-padded past column n.
- * A is read in place through a row stride and a column stride, so a transposed A costs no copy.
- * A micro-kernel accumulates an mr x nr tile of C over a slice of k; the driver blocks k and m so the
- * slice of B stays in L1 and the block of A in L2.
+ * A is given through a row stride and a column stride (a transposed A costs nothing more); the driver packs
+ * blocks of it into micro-panels on its stack. A micro-kernel accumulates an mr x nr tile of C over a slice
+ * of k; the driver blocks k, m and n as the config says (mlcc computes that from the target's caches).
  */
 #ifndef MLCC_KERNELS_F32_GEMM_H
 #define MLCC_KERNELS_F32_GEMM_H
@@ -13,16 +13,19 @@
 #include "mlcc/runtime.h"
 
 /* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + c[i][j]
- * for i < mr (mr may be below the tile's rows), j < nr. On the last slice of k the driver passes the
- * epilogue (else NULL) and, when it has one, the residual at this tile's first element: the kernel then
- * applies activation(c + residual) before storing. */
+ * for i < mr (mr may be below the tile's rows), j < nr. A packed micro-panel (a_rs 1, a_cs the tile's
+ * rows) has all the tile's rows: the kernel then reads every one of them. On the last slice of k the
+ * driver passes the epilogue (else NULL) and, when it has one, the residual at this tile's first element:
+ * the kernel then applies activation(c + residual) before storing. */
 typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const float *a, size_t a_rs, size_t a_cs,
                                          const float *w, float *c, size_t ldc, float alpha,
                                          const struct mlcc_f32_epilogue *epilogue, const float *residual);
 
 /* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
- * and its cache blocking: kc rows of a B panel stay in L1, mc rows of A by kc in L2. */
+ * and its cache blocking: a kc x nr micro-panel of B stays in L1 while mc x kc of A (packed) is read from
+ * L1/L2, and kc x nc of packed B stays in L2. Each variant exports a config with blocking for a typical
+ * core of its ISA; generated code passes its own, from the target's caches (mlcc/ops/_gemm.py). */
 struct mlcc_f32_gemm_config {
     mlcc_f32_gemm_ukernel_fn tile;
     mlcc_f32_gemm_ukernel_fn row;
@@ -30,7 +33,26 @@ struct mlcc_f32_gemm_config {
     size_t nr;
     size_t kc;
     size_t mc;
+    size_t nc;
 };
+
+/* Floats of A the driver packs on its stack (mc x kc is cut to fit): 16 KB, 2 KB on microcontrollers. */
+#ifndef MLCC_F32_GEMM_PACK_FLOATS
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define MLCC_F32_GEMM_PACK_FLOATS 512u
+#else
+#define MLCC_F32_GEMM_PACK_FLOATS 4096u
+#endif
+#endif
+
+/* The tallest tile of any variant. */
+#define MLCC_F32_GEMM_MAX_MR 8u
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MLCC_F32_GEMM_INLINE inline __attribute__((always_inline))
+#else
+#define MLCC_F32_GEMM_INLINE inline
+#endif
 
 /* The variants (runtime_c/kernels/f32-gemm/manifest.toml): each is defined only where its ISA is
  * enabled (e.g. -mavx512f), the scalar ones everywhere. */
@@ -39,10 +61,16 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x32__avx512;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__avx2;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x16__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
+
+/* A variant's kernels with other cache blocking, as a compound literal (inside a function): what generated
+ * code passes, the blocking computed from the target's caches. */
+#define MLCC_F32_GEMM_BLOCKED(variant, kc, mc, nc) \
+    ((const struct mlcc_f32_gemm_config){(variant).tile, (variant).row, (variant).mr, (variant).nr, (kc), (mc), (nc)})
 
 /* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
  * + residual[i*residual_rs + j*residual_cs]); bias may be NULL (then beta is unused); strides of 0
