@@ -26,8 +26,8 @@ class Row:
 
 
 TABLE = {
-    "Softmax": Row("mlcc_f32_softmax_rows__scalar", "mlcc_f32_softmax_strided__scalar", 5),
-    "LogSoftmax": Row("mlcc_f32_logsoftmax_rows__scalar", "mlcc_f32_logsoftmax_strided__scalar", 5),
+    "Softmax": Row("mlcc_f32_softmax_rows", "mlcc_f32_softmax_strided", 5),
+    "LogSoftmax": Row("mlcc_f32_logsoftmax_rows", "mlcc_f32_logsoftmax_strided", 5),
 }
 
 

@@ -1,7 +1,14 @@
-/* f32 scaled dot-product attention on the f32-gemm kernels, and its scalar oracle. */
+/* f32 scaled dot-product attention on the f32-gemm kernels, its softmax in the vectors of the target's SIMD
+ * shim (mlcc/simd.h), and its scalar oracle. */
 #include <math.h>
 
 #include "mlcc/kernels/f32-attention.h"
+#include "mlcc/simd.h"
+#if MLCC_HAVE_F32V
+#include "mlcc/simd/math.h"
+#else
+#include "mlcc/simd/math-scalar.h"
+#endif
 
 static size_t round16(size_t n)
 {
@@ -19,13 +26,12 @@ size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, s
            + p->block_rows * p->kv_len;
 }
 
-/* Row i of (batch b, head h)'s scaled scores s: masks applied, then a numerically stable softmax in place
- * (the row's maximum subtracted before exponentiating). */
-static void mask_and_softmax_row(const struct mlcc_f32_attention_params *p, size_t b, size_t h, size_t i,
-                                 const float *add_mask, const bool *keep_mask, float *MLCC_RESTRICT s)
+/* Row i of (batch b, head h)'s scaled scores s, masked: the additive mask added, then every masked entry
+ * set to fill. */
+static void mask_row(const struct mlcc_f32_attention_params *p, size_t b, size_t h, size_t i, const float *add_mask,
+                     const bool *keep_mask, float *MLCC_RESTRICT s)
 {
     const size_t n = p->kv_len, cols = MLCC_MIN(p->mask_cols, n);
-    if (n == 0) return;
     if (add_mask != NULL) {
         const float *m = add_mask + b * p->add_mask.batch + h * p->add_mask.head + i * p->add_mask.row;
         for (size_t j = 0; j < cols; ++j) s[j] += m[j * p->add_mask.col];
@@ -42,6 +48,55 @@ static void mask_and_softmax_row(const struct mlcc_f32_attention_params *p, size
     if (p->causal) {
         for (size_t j = i + 1u; j < n; ++j) s[j] = p->fill;
     }
+}
+
+/* A masked row's numerically stable softmax in place (the row's maximum subtracted before exponentiating),
+ * in the vectors of the target's SIMD shim with mlcc/simd/math.h's exp; the scalar oracle's is below. */
+static void softmax_row(const struct mlcc_f32_attention_params *p, float *MLCC_RESTRICT s)
+{
+    const size_t n = p->kv_len;
+    size_t j = 0;
+    float peak = s[0], sum = 0.0f;
+#if MLCC_HAVE_F32V
+    const size_t lanes = MLCC_F32V_LANES;
+    if (n >= lanes) {
+        mlcc_f32v vpeak = mlcc_f32v_load(s);
+        for (j = lanes; j + lanes <= n; j += lanes) vpeak = mlcc_f32v_max(vpeak, mlcc_f32v_load(s + j));
+        peak = mlcc_f32v_reduce_max(vpeak);
+    }
+#endif
+    for (; j < n; ++j) peak = s[j] > peak ? s[j] : peak;
+    if (p->zero_masked_rows && peak == -INFINITY) {
+        for (j = 0; j < n; ++j) s[j] = 0.0f;
+        return;
+    }
+    j = 0;
+#if MLCC_HAVE_F32V
+    const mlcc_f32v vp = mlcc_f32v_splat(peak);
+    mlcc_f32v vsum = mlcc_f32v_zero();
+    for (; j + lanes <= n; j += lanes) {
+        const mlcc_f32v e = mlcc_f32v_exp(mlcc_f32v_sub(mlcc_f32v_load(s + j), vp));
+        mlcc_f32v_store(s + j, e);
+        vsum = mlcc_f32v_add(vsum, e);
+    }
+    sum = mlcc_f32v_reduce_add(vsum);
+#endif
+    for (; j < n; ++j) {
+        s[j] = mlcc_f32_exp(s[j] - peak);
+        sum += s[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    j = 0;
+#if MLCC_HAVE_F32V
+    const mlcc_f32v vinv = mlcc_f32v_splat(inv_sum);
+    for (; j + lanes <= n; j += lanes) mlcc_f32v_store(s + j, mlcc_f32v_mul(mlcc_f32v_load(s + j), vinv));
+#endif
+    for (; j < n; ++j) s[j] *= inv_sum;
+}
+
+static void softmax_row__reference(const struct mlcc_f32_attention_params *p, float *MLCC_RESTRICT s)
+{
+    const size_t n = p->kv_len;
     float peak = s[0];
     for (size_t j = 1; j < n; ++j) peak = s[j] > peak ? s[j] : peak;
     if (p->zero_masked_rows && peak == -INFINITY) {
@@ -78,8 +133,10 @@ void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct ml
                 const float *qi = q + b * p->q.batch + h * p->q.head + i0 * p->q.row;
                 mlcc_f32_gemm(gemm, rows, n, p->qk_dim, qi, p->q.row, p->q.col, packed_kt, scores, n, p->scale,
                               NULL, 0u, 0u, 0.0f, NULL);
-                for (size_t r = 0; r < rows; ++r)
-                    mask_and_softmax_row(p, b, h, i0 + r, add_mask, keep_mask, scores + r * n);
+                for (size_t r = 0; r < rows; ++r) {
+                    mask_row(p, b, h, i0 + r, add_mask, keep_mask, scores + r * n);
+                    if (n != 0) softmax_row(p, scores + r * n);
+                }
                 float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
                 mlcc_f32_gemm(gemm, rows, p->v_dim, n, scores, n, 1u, packed_v, yi, p->y.row, 1.0f,
                               NULL, 0u, 0u, 0.0f, NULL);
@@ -104,7 +161,8 @@ void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, co
                         dot += qh[i * p->q.row + d * p->q.col] * kh[j * p->k.row + d * p->k.col];
                     work[j] = p->scale * dot;
                 }
-                mask_and_softmax_row(p, b, h, i, add_mask, keep_mask, work);
+                mask_row(p, b, h, i, add_mask, keep_mask, work);
+                if (p->kv_len != 0) softmax_row__reference(p, work);
                 float *yi = y + b * p->y.batch + h * p->y.head + i * p->y.row;
                 for (size_t e = 0; e < p->v_dim; ++e) {
                     float acc = 0.0f;

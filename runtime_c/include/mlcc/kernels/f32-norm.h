@@ -21,7 +21,11 @@ void mlcc_f32_norm_instance__scalar(size_t batch, size_t channels, size_t inner,
                                     const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT bias, float epsilon,
                                     float *MLCC_RESTRICT y);
 
-/* Each row normalised to zero mean and unit variance, then y = that * scale[i] + bias[i]; bias may be NULL. */
+/* Each row normalised to zero mean and unit variance, then y = that * scale[i] + bias[i]; bias may be NULL.
+ * mlcc_f32_norm_layer runs in the vectors of the target's SIMD shim (mlcc/simd.h), the scalar reference
+ * is the test oracle. */
+void mlcc_f32_norm_layer(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
+                         const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y);
 void mlcc_f32_norm_layer__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
                                  const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y);
 
