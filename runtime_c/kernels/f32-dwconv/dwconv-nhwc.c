@@ -20,6 +20,19 @@ static void taps_inside(ptrdiff_t start, size_t kernel, size_t dilation, size_t 
     *lo = MLCC_MIN(first, *hi);
 }
 
+/* The epilogue work the SIMD tiles do while the sums are in registers: a residual read per element, and
+ * ReLU or Clip. What they cannot do (another activation, a broadcast residual) is left to a pass over the
+ * row's stored outputs (post). */
+enum post_pass { POST_NONE, POST_ACTIVATION, POST_EPILOGUE };
+
+struct plan {
+    const float *residual;            /* NULL: none added in the tiles */
+    size_t residual_rs;
+    enum mlcc_activation activation;  /* NONE, RELU or CLIP (lo, hi) */
+    float lo, hi;
+    enum post_pass post;
+};
+
 /* What the pixels of one output row share. */
 struct row {
     const struct mlcc_f32_dwconv_geometry *g;
@@ -30,6 +43,7 @@ struct row {
     size_t kd_lo, kd_hi, kh_lo, kh_hi;  /* the (kd, kh) taps inside the input */
     ptrdiff_t id0, ih0;                 /* the input (d, h) of tap (0, 0) */
     const struct mlcc_f32_epilogue *epilogue;
+    struct plan plan;
 };
 
 /* Input pixel 0 of the row tap (kd, kh) reads (a tap inside the input). */
@@ -82,31 +96,66 @@ static void pixel_portable(const struct row *r, size_t ow, size_t c0, size_t c1)
 #define LANES MLCC_F32V_LANES
 #define TILE 4u  /* output pixels per iteration */
 
-/* Adds the residual to `count` finished vectors, applies the activation and stores them. Vector p holds
- * channels c .. c + LANES of pixel ow + p, or with `flat` (c = 0) every channel of the LANES / channels
- * pixels from ow + p * LANES / channels on. */
-static inline void finish(const struct row *r, mlcc_f32v *acc, size_t count, size_t ow, size_t c, int flat)
+/* The tiles are written as loops over constants (pixels, rows, stride): inlined, they unroll and their
+ * accumulators and weights live in registers. They read the row through a local copy: a vector store may
+ * alias anything, so fields read through a pointer would be reloaded after every store. */
+#if defined(__GNUC__)
+#define FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define FORCE_INLINE inline
+#endif
+
+/* Applies the plan's residual (vector p at res + p * res_step) and activation to `count` finished vectors
+ * and stores vector p at yp + p * step. */
+static FORCE_INLINE void finish(const struct plan *plan, mlcc_f32v *acc, size_t count, float *yp, size_t step,
+                                const float *res, size_t res_step)
 {
-    const struct mlcc_f32_epilogue *e = r->epilogue;
-    const size_t channels = r->channels, step = flat ? LANES : channels;
-    float *yp = r->y + ow * channels + c;
-    if (e != NULL && e->residual != NULL && (e->residual_cs != 1 || (flat && e->residual_rs != channels))) {
-        /* a broadcast residual: the scalar epilogue */
-        for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * step, acc[p]);
-        mlcc_f32_epilogue_apply(e, flat ? count * LANES / channels : count, flat ? channels : LANES, yp, channels,
-                                r->pixel + ow, c);
+    if (plan->residual != NULL)
+        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_add(acc[p], mlcc_f32v_load(res + p * res_step));
+    if (plan->activation == MLCC_ACTIVATION_RELU) {
+        const mlcc_f32v zero = mlcc_f32v_zero();
+        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_max(acc[p], zero);
+    } else if (plan->activation == MLCC_ACTIVATION_CLIP) {
+        const mlcc_f32v lo = mlcc_f32v_splat(plan->lo), hi = mlcc_f32v_splat(plan->hi);
+        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_min(mlcc_f32v_max(acc[p], lo), hi);
+    }
+    for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * step, acc[p]);
+}
+
+/* finish for pixels ow .. ow + count of the row at channel c. */
+static FORCE_INLINE void finish_pixels(const struct row *r, mlcc_f32v *acc, size_t count, size_t ow, size_t c)
+{
+    const float *res = r->plan.residual != NULL ? r->plan.residual + (r->pixel + ow) * r->plan.residual_rs + c : NULL;
+    finish(&r->plan, acc, count, r->y + ow * r->channels + c, r->channels, res, r->plan.residual_rs);
+}
+
+static void activate_vector(const struct mlcc_f32_epilogue *e, float *p)
+{
+    mlcc_f32v v = mlcc_f32v_load(p);
+    if (mlcc_f32v_activate(e, &v, 1)) {
+        mlcc_f32v_store(p, v);
         return;
     }
-    if (e != NULL && e->residual != NULL) {
-        const float *res = e->residual + (r->pixel + ow) * e->residual_rs + c;
-        const size_t res_step = flat ? LANES : e->residual_rs;
-        for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_add(acc[p], mlcc_f32v_load(res + p * res_step));
+    for (size_t j = 0; j < LANES; ++j) p[j] = mlcc_f32_activate(e, p[j]);  /* no vector form */
+}
+
+/* The epilogue work the tiles left (plan.post) on pixels [ow0, ow1) of the row: at channel c, or with
+ * `flat` all their channels. */
+static void post_pass(const struct row *r, size_t ow0, size_t ow1, size_t c, int flat)
+{
+    const struct mlcc_f32_epilogue *e = r->epilogue;
+    const size_t channels = r->channels;
+    float *y = r->y + ow0 * channels + c;
+    if (r->plan.post == POST_EPILOGUE) {
+        mlcc_f32_epilogue_apply(e, ow1 - ow0, flat ? channels : LANES, y, channels, r->pixel + ow0, c);
+    } else if (flat) {  /* whole vectors, then one channel at a time (activating twice is not idempotent) */
+        const size_t n = (ow1 - ow0) * channels;
+        size_t i = 0;
+        for (; i + LANES <= n; i += LANES) activate_vector(e, y + i);
+        for (; i < n; ++i) y[i] = mlcc_f32_activate(e, y[i]);
+    } else {
+        for (size_t ow = ow0; ow < ow1; ++ow) activate_vector(e, y + (ow - ow0) * channels);
     }
-    const int activated = e == NULL || mlcc_f32v_activate(e, acc, count);
-    for (size_t p = 0; p < count; ++p) mlcc_f32v_store(yp + p * step, acc[p]);
-    if (activated) return;
-    for (size_t p = 0; p < count; ++p)  /* no vector form of this activation */
-        for (size_t j = 0; j < LANES; ++j) yp[p * step + j] = mlcc_f32_activate(e, yp[p * step + j]);
 }
 
 static inline mlcc_f32v bias_vector(const struct row *r, size_t c)
@@ -132,12 +181,12 @@ static void pixel_vector(const struct row *r, size_t ow, size_t c)
             }
         }
     }
-    finish(r, &acc, 1, ow, c, 0);
+    finish_pixels(r, &acc, 1, ow, c);
 }
 
 /* Interior pixels ow .. ow + count (count a constant once inlined) of any window: each weight vector is
  * loaded once and feeds every pixel of the tile. */
-static inline void tile_any(const struct row *r, size_t ow, size_t c, size_t count)
+static FORCE_INLINE void tile_any(const struct row *r, size_t ow, size_t c, size_t count)
 {
     const struct mlcc_f32_dwconv_geometry *g = r->g;
     const size_t channels = r->channels, step = g->stride[2] * channels, kw_step = g->dilation[2] * channels;
@@ -155,69 +204,89 @@ static inline void tile_any(const struct row *r, size_t ow, size_t c, size_t cou
             }
         }
     }
-    finish(r, acc, count, ow, c, 0);
+    finish_pixels(r, acc, count, ow, c);
 }
 
-static void row_any(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
+static void row_any(const struct row *row, size_t c, size_t ow_lo, size_t ow_hi)
 {
+    const struct row r = *row;
     size_t ow = 0;
-    for (; ow < ow_lo; ++ow) pixel_vector(r, ow, c);
-    for (; ow + TILE <= ow_hi; ow += TILE) tile_any(r, ow, c, TILE);
-    for (; ow < ow_hi; ++ow) tile_any(r, ow, c, 1);
-    for (; ow < r->g->out[2]; ++ow) pixel_vector(r, ow, c);
+    for (; ow < ow_lo; ++ow) pixel_vector(&r, ow, c);
+    for (; ow + TILE <= ow_hi; ow += TILE) tile_any(&r, ow, c, TILE);
+    for (; ow < ow_hi; ++ow) tile_any(&r, ow, c, 1);
+    for (; ow < r.g->out[2]; ++ow) pixel_vector(&r, ow, c);
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, r.g->out[2], c, 0);
 }
 
-/* Interior pixels ow .. ow + count of a 3x3 window over `rows` input rows xr (the taps wv[i][kw]) with
- * stride s along w; count, rows and s are constants once inlined, so the loops unroll and the accumulators
- * and weights live in registers. Each input column the tile reads is loaded once and feeds every pixel
- * whose window covers it. */
-static inline void tile_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b, const float *const xr[3],
-                            size_t rows, size_t s, size_t ow, size_t c, size_t count)
+/* Pixels ow .. ow + count of a 3x3 window over `rows` input rows xr (the taps wv[i][kw]) with stride s
+ * along w, applying the taps kw in [k0, k1) (all three inside the image, or a border pixel's); count, rows,
+ * s, k0 and k1 are constants once inlined. Each input column the tile reads is loaded once and feeds every
+ * pixel whose window covers it. */
+static FORCE_INLINE void tile_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
+                                  const float *const xr[3], size_t rows, size_t s, size_t ow, size_t c, size_t count,
+                                  size_t k0, size_t k1)
 {
-    const size_t channels = r->channels, iw0 = (size_t)input_column(r->g, ow);
+    const size_t channels = r->channels, first = ow * s + k0 - r->g->pad[2];  /* the first input column read */
     mlcc_f32v acc[TILE];
     for (size_t p = 0; p < count; ++p) acc[p] = b;
     for (size_t i = 0; i < rows; ++i) {
-        const float *xi = xr[i] + iw0 * channels + c;
-        for (size_t j = 0; j < (count - 1) * s + 3; ++j) {
-            const mlcc_f32v xv = mlcc_f32v_load(xi + j * channels);
+        const float *xi = xr[i] + first * channels + c;
+        for (size_t j = k0; j < (count - 1) * s + k1; ++j) {
+            const mlcc_f32v xv = mlcc_f32v_load(xi + (j - k0) * channels);
             for (size_t p = 0; p < count; ++p)
-                if (j >= p * s && j - p * s < 3) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p * s]);
+                if (j >= p * s + k0 && j < p * s + k1) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p * s]);
         }
     }
-    finish(r, acc, count, ow, c, 0);
+    finish_pixels(r, acc, count, ow, c);
 }
 
-static inline void interior_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b, const float *const xr[3],
-                                size_t rows, size_t s, size_t c, size_t ow_lo, size_t ow_hi)
+/* A border pixel: its own taps along w, in registers for the usual one-pixel padding. */
+static FORCE_INLINE void edge_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
+                                  const float *const xr[3], size_t rows, size_t s, size_t ow, size_t c)
 {
-    size_t ow = ow_lo;
-    for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3(r, wv, b, xr, rows, s, ow, c, TILE);
-    for (; ow < ow_hi; ++ow) tile_3x3(r, wv, b, xr, rows, s, ow, c, 1);
+    size_t kw_lo, kw_hi;
+    taps_inside(input_column(r->g, ow), 3, 1, r->g->in[2], &kw_lo, &kw_hi);
+    if (kw_lo == 1 && kw_hi == 3)
+        tile_3x3(r, wv, b, xr, rows, s, ow, c, 1, 1, 3);
+    else if (kw_lo == 0 && kw_hi == 2)
+        tile_3x3(r, wv, b, xr, rows, s, ow, c, 1, 0, 2);
+    else
+        pixel_vector(r, ow, c);
 }
 
-/* A 3x3 window (one depth tap, dilation 1 along w, stride 1 or 2 along w): the weights of the row's taps
- * loaded once for the whole row. */
+/* One row at channel c for a 3x3 window over `rows` input rows with stride s along w: the weights of the
+ * row's taps loaded once for the whole row, into registers when rows and s are constants. */
+static FORCE_INLINE void row_3x3_over(const struct row *row, size_t rows, size_t s, size_t c, size_t ow_lo,
+                                      size_t ow_hi)
+{
+    const struct row r = *row;
+    const float *xr[3] = {r.x, r.x, r.x};
+    mlcc_f32v wv[3][3];
+    for (size_t i = 0; i < rows; ++i) {
+        const float *wr = weight_row(&r, 0, r.kh_lo + i) + c;
+        xr[i] = input_row(&r, 0, r.kh_lo + i);
+        for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(wr + kw * r.channels);
+    }
+    const mlcc_f32v b = bias_vector(&r, c);
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) edge_3x3(&r, wv, b, xr, rows, s, ow, c);
+    for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3(&r, wv, b, xr, rows, s, ow, c, TILE, 0, 3);
+    for (; ow < ow_hi; ++ow) tile_3x3(&r, wv, b, xr, rows, s, ow, c, 1, 0, 3);
+    for (; ow < r.g->out[2]; ++ow) edge_3x3(&r, wv, b, xr, rows, s, ow, c);
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, r.g->out[2], c, 0);
+}
+
+/* A 3x3 window (one depth tap, dilation 1 along w, stride 1 or 2 along w); the rows with all three taps
+ * inside the input get a copy each for stride 1 and 2. */
 static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
 {
-    const size_t channels = r->channels, rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
-    const float *xr[3] = {r->x, r->x, r->x};
-    mlcc_f32v wv[3][3];
-    for (size_t i = 0; i < 3; ++i) {
-        const float *wr = weight_row(r, 0, i < rows ? r->kh_lo + i : 0u) + c;
-        if (i < rows) xr[i] = input_row(r, 0, r->kh_lo + i);
-        for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(wr + kw * channels);
-    }
-    const mlcc_f32v b = bias_vector(r, c);
-    size_t ow = 0;
-    for (; ow < ow_lo; ++ow) pixel_vector(r, ow, c);
+    const size_t rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
     if (rows == 3 && r->g->stride[2] == 1)
-        interior_3x3(r, wv, b, xr, 3, 1, c, ow_lo, ow_hi);
+        row_3x3_over(r, 3, 1, c, ow_lo, ow_hi);
     else if (rows == 3)
-        interior_3x3(r, wv, b, xr, 3, 2, c, ow_lo, ow_hi);
+        row_3x3_over(r, 3, 2, c, ow_lo, ow_hi);
     else
-        interior_3x3(r, wv, b, xr, rows, r->g->stride[2], c, ow_lo, ow_hi);
-    for (ow = ow_hi; ow < r->g->out[2]; ++ow) pixel_vector(r, ow, c);
+        row_3x3_over(r, rows, r->g->stride[2], c, ow_lo, ow_hi);
 }
 
 /* Fewer channels than a vector holds, LANES a multiple of them, stride 1 along w: the row's interior is one
@@ -225,7 +294,7 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
  * repeated to the vector's width (wt: one vector per tap). */
 #define FLAT_MAX_TAPS 64u
 
-static inline void tile_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow, size_t count)
+static FORCE_INLINE void tile_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow, size_t count)
 {
     const struct mlcc_f32_dwconv_geometry *g = r->g;
     const size_t channels = r->channels, kw_step = g->dilation[2] * channels;
@@ -238,31 +307,35 @@ static inline void tile_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v
             const mlcc_f32v *wr = wt + (kd * g->kernel[1] + kh) * g->kernel[2];
             for (size_t kw = 0; kw < g->kernel[2]; ++kw) {
                 const float *xk = xr + kw * kw_step;
-                for (size_t p = 0; p < count; ++p) acc[p] = mlcc_f32v_fma(acc[p], mlcc_f32v_load(xk + p * LANES), wr[kw]);
+                for (size_t p = 0; p < count; ++p)
+                    acc[p] = mlcc_f32v_fma(acc[p], mlcc_f32v_load(xk + p * LANES), wr[kw]);
             }
         }
     }
-    finish(r, acc, count, ow, 0, 1);
+    const float *res = r->plan.residual != NULL ? r->plan.residual + (r->pixel + ow) * channels : NULL;
+    finish(&r->plan, acc, count, r->y + ow * channels, LANES, res, LANES);
 }
 
-static void row_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow_lo, size_t ow_hi)
+static void row_flat(const struct row *row, const mlcc_f32v *wt, mlcc_f32v b, size_t ow_lo, size_t ow_hi)
 {
-    const size_t channels = r->channels, per = LANES / channels;
+    const struct row r = *row;
+    const size_t channels = r.channels, per = LANES / channels;
     size_t ow = 0;
-    for (; ow < ow_lo; ++ow) pixel_portable(r, ow, 0, channels);
+    for (; ow < ow_lo; ++ow) pixel_portable(&r, ow, 0, channels);
     if (ow_hi - ow_lo >= per) {
-        for (; ow + TILE * per <= ow_hi; ow += TILE * per) tile_flat(r, wt, b, ow, TILE);
-        for (; ow + per <= ow_hi; ow += per) tile_flat(r, wt, b, ow, 1);
+        for (; ow + TILE * per <= ow_hi; ow += TILE * per) tile_flat(&r, wt, b, ow, TILE);
+        for (; ow + per <= ow_hi; ow += per) tile_flat(&r, wt, b, ow, 1);
         if (ow < ow_hi) {  /* the last vector overlaps the one before it */
-            tile_flat(r, wt, b, ow_hi - per, 1);
+            tile_flat(&r, wt, b, ow_hi - per, 1);
             ow = ow_hi;
         }
+        if (r.plan.post != POST_NONE) post_pass(&r, ow_lo, ow_hi, 0, 1);
     }
-    for (; ow < ow_hi; ++ow) pixel_portable(r, ow, 0, channels);
-    for (ow = ow_hi; ow < r->g->out[2]; ++ow) pixel_portable(r, ow, 0, channels);
+    for (; ow < ow_hi; ++ow) pixel_portable(&r, ow, 0, channels);
+    for (ow = ow_hi; ow < r.g->out[2]; ++ow) pixel_portable(&r, ow, 0, channels);
 }
 
-/* A vector of w[t][0 .. channels) repeated LANES / channels times. */
+/* A vector of w[0 .. channels) repeated LANES / channels times. */
 static mlcc_f32v repeated(const float *w, size_t channels)
 {
     float lanes[LANES];
@@ -299,7 +372,24 @@ void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t
         if (bias != NULL) b = repeated(bias, channels);
     }
 #endif
-    struct row r = {g, channels, x, w, bias, y, 0, 0, 0, 0, 0, 0, 0, epilogue};
+    struct row r = {g, channels, x, w, bias, y, 0, 0, 0, 0, 0, 0, 0, epilogue,
+                    {NULL, 0, MLCC_ACTIVATION_NONE, 0.0f, 0.0f, POST_NONE}};
+    if (epilogue != NULL) {
+        const int vector_residual = epilogue->residual_cs == 1 && (path != FLAT || epilogue->residual_rs == channels);
+        if (epilogue->residual != NULL && !vector_residual) {
+            r.plan.post = POST_EPILOGUE;
+        } else {
+            r.plan.residual = epilogue->residual;
+            r.plan.residual_rs = epilogue->residual_rs;
+            if (epilogue->activation == MLCC_ACTIVATION_RELU || epilogue->activation == MLCC_ACTIVATION_CLIP) {
+                r.plan.activation = epilogue->activation;
+                r.plan.lo = epilogue->a;
+                r.plan.hi = epilogue->b;
+            } else if (epilogue->activation != MLCC_ACTIVATION_NONE) {
+                r.plan.post = POST_ACTIVATION;
+            }
+        }
+    }
     for (size_t od = 0; od < g->out[0]; ++od) {
         r.id0 = (ptrdiff_t)(od * g->stride[0]) - (ptrdiff_t)g->pad[0];
         taps_inside(r.id0, g->kernel[0], g->dilation[0], g->in[0], &r.kd_lo, &r.kd_hi);

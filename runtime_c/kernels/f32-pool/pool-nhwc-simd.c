@@ -150,7 +150,8 @@ static inline void global_block(int is_max, size_t pixels, size_t channels, cons
         }
     }
     const mlcc_f32v scale = mlcc_f32v_splat(1.0f / (float)pixels);
-    for (size_t j = 0; j < count; ++j) mlcc_f32v_store(y + c + j * LANES, is_max ? acc[j] : mlcc_f32v_mul(acc[j], scale));
+    for (size_t j = 0; j < count; ++j)
+        mlcc_f32v_store(y + c + j * LANES, is_max ? acc[j] : mlcc_f32v_mul(acc[j], scale));
 }
 #endif
 
