@@ -6,10 +6,11 @@ host target's caches (mlcc/ops/_gemm.py blocking), or --blocking KC,MC,NC; --swe
 
     python -m benchmarks.gemm                       # the variants this machine runs natively, and SIMD128
     python -m benchmarks.gemm --variants 8x32__avx512 --repeat 21
-    python -m benchmarks.gemm --variants 8x32__avx512 --shapes 0 --sweep
+    python -m benchmarks.gemm --variants 8x32__avx512 --shapes 0 --sweep --rounds 5
 
-Each figure is the median of --repeat runs in wall time and in this thread's CPU time (the second is steady on
-a shared machine: time the thread was descheduled does not count; wasmtime has no CPU clock, so wall only).
+Each figure is the median of --repeat runs (and of --rounds passes over all of them, interleaved) in wall time
+and in this thread's CPU time (the second is steady on a shared machine: time the thread was descheduled does
+not count; wasmtime has no CPU clock, so wall only).
 Share of peak: each run is paired with a ~1 ms FMA loop on the variant's shim (the ISA it is built for)
 timed right before it, and the share is the median of the runs' rate / that peak: on a shared machine
 whose other vCPU takes the core's FMA units and caches in bursts, the pair sees the same conditions. The
@@ -54,8 +55,8 @@ NATIVE = {
 }
 WASM = "wasm32"
 # --sweep: kc x mc (mc rows of A per block; the driver packs at most 16 KB of it), nc as computed
-SWEEP_KC = (64, 128, 192, 256, 384, 512)
-SWEEP_MC = (8, 16, 32, 64, 256)
+SWEEP_KC = (96, 128, 192, 256, 384)
+SWEEP_MC = (8, 32, 256)
 
 DRIVER = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -194,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", help="comma-separated variant names (default: every one this machine runs)")
     p.add_argument("--repeat", type=int, default=11, help="timed runs per shape, at most 64 [11]")
     p.add_argument("--shapes", help="comma-separated indices into the shape list [all]")
+    p.add_argument("--rounds", type=int, default=1, help="passes over all runs, medians across them [1]")
     p.add_argument("--blocking", help="KC,MC,NC for every variant instead of what mlcc computes for its target")
     p.add_argument("--sweep", action="store_true", help=f"measure every KC in {SWEEP_KC} x MC in {SWEEP_MC}")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
@@ -215,14 +217,18 @@ def main(argv: list[str] | None = None) -> int:
             exe = Path(tmp) / (f"{v.name}.wasm" if wasm else v.name)
             # wasi-libc has no thread CPU clock: the wall clock stands in (and is reported as wall only)
             _build(target_flags(target), v.name, exe, "CLOCK_MONOTONIC" if wasm else "CLOCK_THREAD_CPUTIME_ID")
-            for b in _blockings(args, target, v):
-                for label, m, n, k in shapes:
-                    r = (_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat, b)
-                    flop = 2.0 * m * n * k
-                    rate = flop / (r["cpu_ms"] or r["wall_ms"]) * 1e-6
-                    rows.append(dict(variant=v.name, shape=label, m=m, n=n, k=k, kc=b.kc, mc=b.mc, nc=b.nc,
-                                     wall_ms=r["wall_ms"], cpu_ms=r["cpu_ms"], gflops=rate,
-                                     share=None if wasm else r["share"]))
+            runs = [(b, shape) for b in _blockings(args, target, v) for shape in shapes]
+            results: list[list[dict]] = [[] for _ in runs]
+            for _ in range(args.rounds):  # rounds interleave the runs, so a burst of load hits them alike
+                for (b, (label, m, n, k)), found in zip(runs, results):
+                    found.append((_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat, b))
+            for (b, (label, m, n, k)), found in zip(runs, results):
+                r = {key: statistics.median(f[key] for f in found) if found[0][key] is not None else None
+                     for key in ("wall_ms", "cpu_ms", "share")}
+                rate = 2.0 * m * n * k / (r["cpu_ms"] or r["wall_ms"]) * 1e-6
+                rows.append(dict(variant=v.name, shape=label, m=m, n=n, k=k, kc=b.kc, mc=b.mc, nc=b.nc,
+                                 wall_ms=r["wall_ms"], cpu_ms=r["cpu_ms"], gflops=rate,
+                                 share=None if wasm else r["share"]))
     if args.json:
         print(json.dumps(dict(peaks=peaks, rows=rows), indent=1))
         return 0

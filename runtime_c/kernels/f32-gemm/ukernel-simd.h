@@ -30,6 +30,11 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha
     const mlcc_f32v va = mlcc_f32v_splat(alpha);
     float row[NR], spill[NR];
     mlcc_f32v v[NV];
+    if (e == NULL) {  /* nothing more to apply: one pass over the columns */
+        for (size_t j = 0; j < NV; ++j) mlcc_f32v_store(spill + j * MLCC_F32V_LANES, acc[j]);
+        for (size_t j = 0; j < nr; ++j) c[j] += alpha * spill[j];
+        return;
+    }
     for (size_t j = 0; j < nr; ++j) row[j] = c[j];
     for (size_t j = nr; j < NR; ++j) row[j] = 0.0f;
     for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_fma(mlcc_f32v_load(row + j * MLCC_F32V_LANES), va, acc[j]);
