@@ -3,8 +3,11 @@ numpy does). Shapes and dtypes come from onnx's inference, folding from onnx.ref
 the expression, rendered by templates/ops/elementwise.c.j2.
 
 Expressions are written for double. For float32 tensors every <math.h> call, floating literal and `double`
-narrows to its float form (sqrt -> sqrtf, 1.0 -> 1.0f), so one row serves both; integer operands keep the
-expression as written. {name} is an attribute's value as a literal. Rows whose code depends on attributes,
+narrows to its float form (sqrt -> sqrtf, 1.0 -> 1.0f), so one row serves both; exp, tanh and erf narrow to
+the runtime's inline forms (mlcc/simd/math-scalar.h via the f32-vmath family), which the compiler
+vectorises where libm calls stop it. A lone float32 op of a row with a `vmath` function over contiguous
+elements calls that f32-vmath array function instead of a loop. Integer operands keep the expression as
+written. {name} is an attribute's value as a literal. Rows whose code depends on attributes,
 operand types or the operand count give a function of the node instead of a string.
 """
 
@@ -49,6 +52,7 @@ class Row:
     # as a fused GEMM/conv epilogue (runtime_c/include/mlcc/activation.h): the kind, or a function of the
     # node giving (kind, a, b) or None when this node's form does not fit
     activation: str | Callable[[Node], tuple[str, float, float] | None] = ""
+    vmath: str | Callable[[Node], str] = ""  # the f32-vmath array function computing it, if any
 
 
 # --- rows that depend on the node -----------------------------------------------------------------
@@ -195,7 +199,7 @@ TABLE: dict[str, Row] = {
     "Max": Row(_extremum("fmax", "MLCC_MAX"), dtypes=NUMERIC),
     # unary math
     "Sqrt": Row("sqrt(a0)"),
-    "Exp": Row("exp(a0)"),
+    "Exp": Row("exp(a0)", vmath="exp"),
     "Log": Row("log(a0)"),
     "Neg": Row("-a0", dtypes=SIGNED),
     "Abs": Row(_abs, dtypes=NUMERIC),
@@ -204,7 +208,7 @@ TABLE: dict[str, Row] = {
     "Floor": Row("floor(a0)"),
     "Ceil": Row("ceil(a0)"),
     "Round": Row("rint(a0)"),  # halves to even in the default rounding mode
-    "Erf": Row("erf(a0)", flops=8),
+    "Erf": Row("erf(a0)", flops=8, vmath="erf"),
     "Sin": Row("sin(a0)", flops=8),
     "Cos": Row("cos(a0)", flops=8),
     "Tan": Row("tan(a0)", flops=8),
@@ -227,17 +231,18 @@ TABLE: dict[str, Row] = {
     "ThresholdedRelu": Row("a0 > {alpha} ? a0 : 0.0", {"alpha": 1.0}),
     "Shrink": Row("a0 < -{lambd} ? a0 + {bias} : (a0 > {lambd} ? a0 - {bias} : 0)", {"bias": 0.0, "lambd": 0.5},
                   dtypes=NUMERIC),
-    "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4, activation="sigmoid"),
+    "Sigmoid": Row("1.0 / (1.0 + exp(-a0))", flops=4, activation="sigmoid", vmath="sigmoid"),
     "HardSigmoid": Row("a0 != a0 ? a0 : fmax(0.0, fmin(1.0, {alpha} * a0 + {beta}))", {"alpha": 0.2, "beta": 0.5},
                        activation=lambda node: ("hard_sigmoid", node.attrs["alpha"], node.attrs["beta"])),
     "HardSwish": Row("a0 * fmax(0.0, fmin(1.0, a0 * 0.1666666716337204 + 0.5))", activation="hard_swish"),  # alpha 1/6 as a float, as onnx
     "Swish": Row("a0 / (1.0 + exp(-{alpha} * a0))", {"alpha": 1.0}, flops=4),
-    "Tanh": Row("tanh(a0)", flops=4, activation="tanh"),
+    "Tanh": Row("tanh(a0)", flops=4, activation="tanh", vmath="tanh"),
     "Softplus": Row("a0 > 0.0 ? a0 + log1p(exp(-a0)) : log1p(exp(a0))", flops=4),
     "Softsign": Row("a0 / (1.0 + fabs(a0))", flops=3),
     "Mish": Row("a0 * tanh(log1p(exp(a0)))", flops=8),
     "Gelu": Row(_gelu, {"approximate": "none"}, flops=8,
-                activation=lambda node: ({"none": "gelu_erf", "tanh": "gelu_tanh"}.get(node.attrs["approximate"]), 0.0, 0.0)),
+                activation=lambda node: ({"none": "gelu_erf", "tanh": "gelu_tanh"}.get(node.attrs["approximate"]), 0.0, 0.0),
+                vmath=lambda node: {"none": "gelu_erf", "tanh": "gelu_tanh"}.get(node.attrs["approximate"], "")),
     "Clip": Row(_clip, {"min": None, "max": None}, dtypes=NUMERIC, activation=_clip_activation),
     # comparison and logic (bool results)
     "Equal": Row("a0 == a1", dtypes=ANY),
@@ -267,12 +272,13 @@ TABLE: dict[str, Row] = {
 _MATH = ("sqrt exp expm1 log log1p erf floor ceil rint sin cos tan asin acos atan sinh cosh tanh asinh acosh "
          "atanh fabs fmin fmax fmod copysign pow").split()
 _MATH_CALL = re.compile(rf"\b({'|'.join(_MATH)})(?=\()")
+_INLINE = {"exp": "mlcc_f32_exp", "tanh": "mlcc_f32_tanh", "erf": "mlcc_f32_erf"}  # mlcc/simd/math-scalar.h
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])")
 
 
 def narrow(code: str) -> str:
-    """The float32 form of double code: sqrt( -> sqrtf(, 1.0 -> 1.0f, double -> float."""
-    code = _MATH_CALL.sub(r"\1f", code)
+    """The float32 form of double code: sqrt( -> sqrtf(, exp( -> mlcc_f32_exp(, 1.0 -> 1.0f, double -> float."""
+    code = _MATH_CALL.sub(lambda m: _INLINE.get(m[1], m[1] + "f"), code)
     code = _FLOAT_LITERAL.sub(r"\1f", code)
     return re.sub(r"\bdouble\b", "float", code)
 
@@ -288,6 +294,11 @@ def _real_literal(x: float) -> str:
     if "e" not in text and "." not in text:
         text += ".0"
     return f"({text})" if text.startswith("-") else text
+
+
+def uses_vmath(code: str) -> bool:
+    """Does (narrowed) code call the inline math of the f32-vmath family's header?"""
+    return any(f"{name}(" in code for name in _INLINE.values())
 
 
 def _literal(value, dtype: np.dtype) -> str:
@@ -321,9 +332,16 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 raise UnsupportedError(f"{op_type} on {first.dtype.name} is not supported yet", node.where())
             if not row.moves_bits and any(v.dtype == np.float16 for v in [*operands, out]):  # stored as raw bits: C arithmetic is wrong
                 raise UnsupportedError(f"{op_type} with float16 tensors is not supported yet", node.where())
+            nest = loop_nest(out.shape, [v.shape for v in operands])
+            vmath = row.vmath(node) if callable(row.vmath) else row.vmath
+            if vmath and first.dtype == np.float32 and nest.flat and nest.operand_index == [nest.out_index]:
+                ctx.use_kernels("f32-vmath")
+                ctx.emit("ops/vmath.c.j2", fn=vmath, n=out.size, x=ctx.ptr(first), y=ctx.ptr(out))
+                return
             body = self.body(node)
             code = " ".join([body.expr, *(expr for _, expr in body.temps)])
-            nest = loop_nest(out.shape, [v.shape for v in operands])
+            if uses_vmath(code):
+                ctx.use_kernels("f32-vmath")
             read = [bool(re.search(rf"\ba{i}\b", code)) for i in range(len(operands))]
             loads = [(ctx.c_type(v), f"a{i}", f"{ctx.ptr(v)}[{nest.operand_index[i]}]")
                      for i, v in enumerate(operands) if read[i]]

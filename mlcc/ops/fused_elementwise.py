@@ -14,6 +14,7 @@ from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, lookup, register
 from ._broadcast import loop_nest
+from .elementwise import uses_vmath
 
 
 def members(node: Node) -> list[Node]:
@@ -60,6 +61,8 @@ class FusedElementwise(Op):
             local[id(member.outputs[0])] = f"v{j}"
         *temps, (_, _, expr) = temps
         code = " ".join([expr, *(e for _, _, e in temps)])
+        if uses_vmath(code):
+            ctx.use_kernels("f32-vmath")
         read = [bool(re.search(rf"\bx{i}\b", code)) for i in range(len(node.inputs))]
         loads = [(ctx.c_type(v), f"x{i}", f"{ctx.ptr(v)}[{nest.operand_index[i]}]")
                  for i, v in enumerate(node.inputs) if read[i]]

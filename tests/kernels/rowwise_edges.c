@@ -1,5 +1,5 @@
-/* Checks the SIMD forms of layer normalisation (f32-norm) and of softmax and log-softmax along rows and
- * strided (f32-softmax) against their scalar references: row lengths and inner sizes around the lane count
+/* Checks the SIMD forms of layer normalisation (f32-norm), of softmax and log-softmax along rows and
+ * strided (f32-softmax) and the f32-vmath array functions against their scalar references: row lengths and inner sizes around the lane count
  * (1 to 2 * 16 + 3) and a transformer's 384, a large common offset (the two-pass variance), a -inf score,
  * bias or none. Prints one line per failing case and a summary; exits 1 on any failure. Built and
  * run by test_rowwise_kernels.py. */
@@ -8,6 +8,7 @@
 
 #include "mlcc/kernels/f32-norm.h"
 #include "mlcc/kernels/f32-softmax.h"
+#include "mlcc/kernels/f32-vmath.h"
 
 #define ELEMS 8192u
 
@@ -77,6 +78,21 @@ int main(void)
             mlcc_f32_logsoftmax_strided__scalar(outer, n, inner, x, want, work);
             compare("logsoftmax_strided", n, inner, outer * n * inner, 1e-5f, 1e-5f);
         }
+    }
+    for (size_t a = 0; a < count; ++a) {  /* vector lanes and tails against the inline scalar forms, in place */
+        const size_t n = lengths[a];
+        fill(n, 0.0f, 6.0f);
+#define CHECK_VMATH(fn)                                                         \
+        for (size_t i = 0; i < n; ++i) want[i] = mlcc_f32_##fn(x[i]);            \
+        for (size_t i = 0; i < n; ++i) got[i] = x[i];                           \
+        mlcc_f32_vmath_##fn(n, got, got);                                       \
+        compare("vmath_" #fn, n, 0, n, 1e-6f, 2e-6f); /* GELUs: 2.5e-7 max(|x|, 1) */
+        CHECK_VMATH(exp)
+        CHECK_VMATH(sigmoid)
+        CHECK_VMATH(tanh)
+        CHECK_VMATH(erf)
+        CHECK_VMATH(gelu_erf)
+        CHECK_VMATH(gelu_tanh)
     }
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;

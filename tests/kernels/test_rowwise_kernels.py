@@ -1,5 +1,5 @@
-"""The SIMD forms of f32-norm's layer normalisation and of f32-softmax against their scalar references
-(rowwise_edges.c) on every ISA this machine runs: natively (AVX-512, AVX2, scalar), in wasmtime (SIMD128,
+"""The SIMD forms of f32-norm's layer normalisation, of f32-softmax and of the f32-vmath array functions
+against their scalar references (rowwise_edges.c) on every ISA this machine runs: natively (AVX-512, AVX2, scalar), in wasmtime (SIMD128,
 scalar) and under qemu-user (NEON on AArch64 and Armv7, RVV)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def test_matches_scalar(target_name, tmp_path):
     if not _runs_here(target):
         pytest.skip(f"{target_name} does not run here (CPU features, or qemu-user missing)")
     kernels = paths.runtime_dir() / "kernels"
-    sources = [*sorted((kernels / "f32-norm").glob("*.c")), *sorted((kernels / "f32-softmax").glob("*.c"))]
+    sources = [source for family in ("f32-norm", "f32-softmax", "f32-vmath") for source in sorted((kernels / family).glob("*.c"))]
     exe = tmp_path / ("harness.wasm" if target.is_wasm else "harness")
     static = ["-static"] if target.runner == "qemu" else []
     flags = [f for f in target_flags(target) if not f.startswith("-mexec-model")]  # a command with _start
