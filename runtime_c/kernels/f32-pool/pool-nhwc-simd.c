@@ -10,15 +10,31 @@
 #include "mlcc/kernels/f32-pool.h"
 #include "mlcc/simd.h"
 
-/* The taps k of output o's window along `dim` whose input index lies in [lo, hi), as [*k_lo, *k_hi). */
-static void taps_between(const mlcc_pool_geometry *g, int dim, ptrdiff_t o, ptrdiff_t lo, ptrdiff_t hi,
-                         ptrdiff_t *k_lo, ptrdiff_t *k_hi)
+/* The loops take is_max and a vector count as parameters: inlined where they are constants, each entry
+ * point gets its own straight-line code. */
+#if defined(__GNUC__)
+#define FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define FORCE_INLINE inline
+#endif
+
+/* The taps k of output o's window along `dim` whose input index lies in [lo, hi), as [*k_lo, *k_hi); no
+ * division without dilation. Returns their count. */
+static ptrdiff_t taps_between(const mlcc_pool_geometry *g, int dim, ptrdiff_t o, ptrdiff_t lo, ptrdiff_t hi,
+                              ptrdiff_t *k_lo, ptrdiff_t *k_hi)
 {
     const ptrdiff_t start = o * g->stride[dim] - g->pad_begin[dim], step = g->dilation[dim];
-    const ptrdiff_t first = start < lo ? (lo - start + step - 1) / step : 0;
-    const ptrdiff_t end = start < hi ? (hi - 1 - start) / step + 1 : 0;
+    ptrdiff_t first, end;
+    if (step == 1) {
+        first = start < lo ? lo - start : 0;
+        end = hi - start;
+    } else {
+        first = start < lo ? (lo - start + step - 1) / step : 0;
+        end = start < hi ? (hi - 1 - start) / step + 1 : 0;
+    }
     *k_hi = end < g->kernel[dim] ? end : g->kernel[dim];
     *k_lo = first < *k_hi ? first : *k_hi;
+    return *k_hi - *k_lo;
 }
 
 /* One output pixel's window: its taps inside the input. */
@@ -37,8 +53,8 @@ static inline const float *tap(const mlcc_pool_geometry *g, const struct window 
 }
 
 /* Channels [c0, c1) of one pixel, one channel at a time. */
-static void pixel_portable(int is_max, const mlcc_pool_geometry *g, const struct window *win, size_t channels,
-                           float scale, size_t c0, size_t c1, float *MLCC_RESTRICT y)
+static FORCE_INLINE void pixel_portable(int is_max, const mlcc_pool_geometry *g, const struct window *win,
+                                        size_t channels, float scale, size_t c0, size_t c1, float *MLCC_RESTRICT y)
 {
     for (size_t c = c0; c < c1; ++c) y[c] = is_max ? -INFINITY : 0.0f;
     for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
@@ -59,31 +75,49 @@ static void pixel_portable(int is_max, const mlcc_pool_geometry *g, const struct
 
 #if MLCC_HAVE_F32V
 #define LANES MLCC_F32V_LANES
+#define BLOCK 4u  /* vectors of channels folded per sweep over a window's taps */
 
-/* Every channel of one pixel, a vector at a time (channels >= LANES). */
-static void pixel_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win, size_t channels,
-                         float scale, float *MLCC_RESTRICT y)
+
+/* Vectors of channels c, c + LANES, ... (count of them, a constant once inlined) of one pixel. */
+static FORCE_INLINE void block_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win,
+                                      size_t channels, float scale, size_t c, size_t count, float *MLCC_RESTRICT y)
 {
-    const size_t last = channels - LANES;  /* a last partial vector overlaps the one before it */
-    for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
-        mlcc_f32v acc = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
-        for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
-            for (ptrdiff_t kh = win->k_lo[1]; kh < win->k_hi[1]; ++kh) {
-                for (ptrdiff_t kw = win->k_lo[2]; kw < win->k_hi[2]; ++kw) {
-                    const mlcc_f32v v = mlcc_f32v_load(tap(g, win, channels, kd, kh, kw) + c);
+    mlcc_f32v acc[BLOCK];
+    for (size_t j = 0; j < count; ++j) acc[j] = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
+    const size_t step = (size_t)g->dilation[2] * channels;
+    for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
+        for (ptrdiff_t kh = win->k_lo[1]; kh < win->k_hi[1]; ++kh) {
+            if (win->k_lo[2] == win->k_hi[2]) continue;
+            const float *xr = tap(g, win, channels, kd, kh, win->k_lo[2]) + c;
+            for (ptrdiff_t kw = 0; kw < win->k_hi[2] - win->k_lo[2]; ++kw) {
+                const float *xp = xr + (size_t)kw * step;
+                for (size_t j = 0; j < count; ++j) {
+                    const mlcc_f32v v = mlcc_f32v_load(xp + j * LANES);
                     /* max(v, acc): acc stays when v is NaN on x86, like the scalar form's v > acc ? v : acc */
-                    acc = is_max ? mlcc_f32v_max(v, acc) : mlcc_f32v_add(acc, v);
+                    acc[j] = is_max ? mlcc_f32v_max(v, acc[j]) : mlcc_f32v_add(acc[j], v);
                 }
             }
         }
-        mlcc_f32v_store(y + c, is_max ? acc : mlcc_f32v_mul(acc, mlcc_f32v_splat(scale)));
-        if (c == last) break;
     }
+    const mlcc_f32v s = mlcc_f32v_splat(scale);
+    for (size_t j = 0; j < count; ++j) mlcc_f32v_store(y + c + j * LANES, is_max ? acc[j] : mlcc_f32v_mul(acc[j], s));
+}
+
+/* Every channel of one pixel (channels >= LANES): blocks of vectors, then single ones, then a last partial
+ * vector overlapping the one before it. */
+static FORCE_INLINE void pixel_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win,
+                                      size_t channels, float scale, float *MLCC_RESTRICT y)
+{
+    size_t c = 0;
+    for (; c + BLOCK * LANES <= channels; c += BLOCK * LANES)
+        block_vector(is_max, g, win, channels, scale, c, BLOCK, y);
+    for (; c + LANES <= channels; c += LANES) block_vector(is_max, g, win, channels, scale, c, 1, y);
+    if (c < channels) block_vector(is_max, g, win, channels, scale, channels - LANES, 1, y);
 }
 #endif
 
-static void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_pool_geometry *g,
-                      bool count_include_pad, const float *x, float *MLCC_RESTRICT y)
+static FORCE_INLINE void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_pool_geometry *g,
+                                   bool count_include_pad, const float *x, float *MLCC_RESTRICT y)
 {
     const size_t in_image = (size_t)(g->in[0] * g->in[1] * g->in[2]) * channels;
     /* the divisor counts the taps inside [lo, hi) per dim: the input, or the input and its pads */
@@ -93,21 +127,26 @@ static void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_poo
         hi[d] = count_include_pad ? g->in[d] + g->pad_end[d] : g->in[d];
     }
     struct window win;
+    ptrdiff_t unused_lo, unused_hi, counted[3];  /* taps counted by the divisor per dim */
     for (size_t n = 0; n < images; ++n) {
         win.x = x + n * in_image;
         for (ptrdiff_t o0 = 0; o0 < g->out[0]; ++o0) {
+            win.start[0] = o0 * g->stride[0] - g->pad_begin[0];
+            taps_between(g, 0, o0, 0, g->in[0], &win.k_lo[0], &win.k_hi[0]);
+            counted[0] = taps_between(g, 0, o0, lo[0], hi[0], &unused_lo, &unused_hi);
             for (ptrdiff_t o1 = 0; o1 < g->out[1]; ++o1) {
+                win.start[1] = o1 * g->stride[1] - g->pad_begin[1];
+                taps_between(g, 1, o1, 0, g->in[1], &win.k_lo[1], &win.k_hi[1]);
+                counted[1] = taps_between(g, 1, o1, lo[1], hi[1], &unused_lo, &unused_hi);
                 for (ptrdiff_t o2 = 0; o2 < g->out[2]; ++o2, y += channels) {
-                    const ptrdiff_t o[3] = {o0, o1, o2};
-                    ptrdiff_t counted = 1;
-                    for (int d = 0; d < 3; ++d) {
-                        ptrdiff_t c_lo, c_hi;
-                        win.start[d] = o[d] * g->stride[d] - g->pad_begin[d];
-                        taps_between(g, d, o[d], 0, g->in[d], &win.k_lo[d], &win.k_hi[d]);
-                        taps_between(g, d, o[d], lo[d], hi[d], &c_lo, &c_hi);
-                        counted *= c_hi - c_lo;
+                    win.start[2] = o2 * g->stride[2] - g->pad_begin[2];
+                    taps_between(g, 2, o2, 0, g->in[2], &win.k_lo[2], &win.k_hi[2]);
+                    float scale = 1.0f;
+                    if (!is_max) {
+                        counted[2] = taps_between(g, 2, o2, lo[2], hi[2], &unused_lo, &unused_hi);
+                        const ptrdiff_t taps = counted[0] * counted[1] * counted[2];
+                        scale = taps > 0 ? 1.0f / (float)taps : 0.0f;
                     }
-                    const float scale = counted > 0 ? 1.0f / (float)counted : 0.0f;
 #if MLCC_HAVE_F32V
                     if (channels >= LANES) {
                         pixel_vector(is_max, g, &win, channels, scale, y);
@@ -134,13 +173,11 @@ void mlcc_f32_pool_avg_nhwc__simd(size_t images, size_t channels, const mlcc_poo
 }
 
 #if MLCC_HAVE_F32V
-#define GLOBAL_BLOCK 4u  /* vectors of channels folded per sweep over the pixels */
-
-/* Vectors of channels c, c + LANES, ... (count of them) folded over every pixel of one image. */
-static inline void global_block(int is_max, size_t pixels, size_t channels, const float *x, float *y, size_t c,
-                                size_t count)
+/* Vectors of channels c, c + LANES, ... (count of them, at most BLOCK) folded over every pixel of one image. */
+static FORCE_INLINE void global_block(int is_max, size_t pixels, size_t channels, const float *x, float *y,
+                                      size_t c, size_t count)
 {
-    mlcc_f32v acc[GLOBAL_BLOCK];
+    mlcc_f32v acc[BLOCK];
     for (size_t j = 0; j < count; ++j) acc[j] = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
     for (size_t p = 0; p < pixels; ++p) {
         const float *xp = x + p * channels + c;
@@ -155,15 +192,15 @@ static inline void global_block(int is_max, size_t pixels, size_t channels, cons
 }
 #endif
 
-static void global_nhwc(int is_max, size_t images, size_t pixels, size_t channels, const float *x,
-                        float *MLCC_RESTRICT y)
+static FORCE_INLINE void global_nhwc(int is_max, size_t images, size_t pixels, size_t channels, const float *x,
+                                     float *MLCC_RESTRICT y)
 {
     for (size_t n = 0; n < images; ++n, x += pixels * channels, y += channels) {
 #if MLCC_HAVE_F32V
         if (channels >= LANES) {
             size_t c = 0;
-            for (; c + GLOBAL_BLOCK * LANES <= channels; c += GLOBAL_BLOCK * LANES)
-                global_block(is_max, pixels, channels, x, y, c, GLOBAL_BLOCK);
+            for (; c + BLOCK * LANES <= channels; c += BLOCK * LANES)
+                global_block(is_max, pixels, channels, x, y, c, BLOCK);
             for (; c + LANES <= channels; c += LANES) global_block(is_max, pixels, channels, x, y, c, 1);
             if (c < channels) global_block(is_max, pixels, channels, x, y, channels - LANES, 1);  /* overlapping */
             continue;
