@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -72,13 +73,17 @@ def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) 
     if timer is None:
         raise UsageError(f"mlcc bench cannot time target {target.name!r} (runner {target.runner!r}); "
                          f"it times runners: {', '.join(_TIMERS)}")
-    times_ns, overhead_ns, clock = timer(folder, report, target, random_feeds(report, seed), warmup, repeat)
+    times_ns, overhead_ns, clock, *cpu_ns = timer(folder, report, target, random_feeds(report, seed), warmup, repeat)
     result = {"folder": str(folder), "name": report["name"], "target": target.name, "runner": target.runner,
               "clock": clock, "warmup": warmup, "repeat": repeat, **_summary(times_ns),
               "overhead_ms": overhead_ns / 1e6, "times_ms": [round(t / 1e6, 6) for t in times_ns],
               "flops": report.get("flops", 0), "arena_bytes": report["arena_bytes"],
               "weights_bytes": report["weights_bytes"], "code_bytes": report["code_bytes"]}
     result["gflops_per_s"] = result["flops"] / (result["median_ms"] * 1e6) if result["median_ms"] > 0 else 0.0
+    if cpu_ns:  # a timer that also reads the thread's CPU time (wasmtime)
+        cpu = _summary(cpu_ns[0])
+        result.update(cpu_median_ms=cpu["median_ms"], cpu_p90_ms=cpu["p90_ms"],
+                      cpu_times_ms=[round(t / 1e6, 6) for t in cpu_ns[0]])
     return result
 
 
@@ -120,7 +125,7 @@ int mlcc_bench_time(int (*run)(const void *const *, void *const *, void *), cons
 """
 _LINKED_CDEF = """
 int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
-                      uint64_t *total_ns, uint64_t *steps_ns);
+                      uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
 """
 
 
@@ -202,7 +207,7 @@ def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmu
     for count in (warmup, repeat):
         total = ffi.new("uint64_t[]", max(count, 1))
         per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
-        status = lib.mlcc_bench_linked(in_ptrs, out_ptrs, arena_ptr, count, total, per_step)
+        status = lib.mlcc_bench_linked(in_ptrs, out_ptrs, arena_ptr, count, total, ffi.NULL, per_step)
         if status != 0:
             raise RunError(f"{report['name']}_run_v returned status {status}")
         results = (np.frombuffer(ffi.buffer(total, 8 * count), dtype=np.uint64).copy(),
@@ -216,21 +221,24 @@ def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmu
 def _time_wasm(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int):
     run = _WasmLinked(folder, report, target, feeds, None, max(repeat, OVERHEAD_CALLS))
     run.call(warmup)
-    times, _ = run.call(repeat)
-    refused, _ = run.call(OVERHEAD_CALLS, refuse=True)
-    return times, float(np.median(refused)), "WASI monotonic clock around each call, inside the module (relinked with the harness)"
+    times, cpu, _ = run.call(repeat)
+    refused, _, _ = run.call(OVERHEAD_CALLS, refuse=True)
+    return (times, float(np.median(refused)),
+            "WASI monotonic clock around each call, inside the module (relinked with the harness)", cpu)
 
 
 @_profiler("wasmtime")
 def _profile_wasm(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int):
     run = _WasmLinked(folder, report, target, feeds, steps, max(warmup, repeat, 1))
     run.call(warmup)
-    return run.call(repeat)
+    times, _, per_step = run.call(repeat)
+    return times, per_step
 
 
 class _WasmLinked:
-    """The folder's sources and the harness as one wasm32 module in wasmtime (with WASI for the clock),
-    inputs, outputs, the arena and the timing arrays placed in linear memory above __heap_base."""
+    """The folder's sources and the harness as one wasm32 module in wasmtime (with WASI for the clock, and
+    this thread's CPU clock, which WASI lacks, as an import), inputs, outputs, the arena and the timing arrays
+    placed in linear memory above __heap_base."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int | None, count: int):
         import wasmtime
@@ -249,6 +257,8 @@ class _WasmLinked:
         store.set_wasi(wasmtime.WasiConfig())
         linker = wasmtime.Linker(engine)
         linker.define_wasi()
+        linker.define_func("mlcc_bench", "thread_cpu_ns", wasmtime.FuncType([], [wasmtime.ValType.i64()]),
+                           time.thread_time_ns)
         ex = linker.instantiate(store, module).exports(store)
         if "_initialize" in ex:
             ex["_initialize"](store)
@@ -258,7 +268,8 @@ class _WasmLinked:
         in_addrs = [layout.take(a.nbytes) for a in inputs]
         out_addrs = [layout.take(a.nbytes) for a in outputs]
         self.in_table, self.out_table = layout.take(4 * max(len(inputs), 1)), layout.take(4 * max(len(outputs), 1))
-        self.total_addr, self.steps_addr = layout.take(8 * count), layout.take(8 * count * (steps or 0))
+        self.total_addr, self.cpu_addr = layout.take(8 * count), layout.take(8 * count)
+        self.steps_addr = layout.take(8 * count * (steps or 0))
         self.arena = layout.take(max(report["arena_bytes"], 1))
         have = self.memory.data_len(store)
         if layout.end > have:
@@ -268,15 +279,16 @@ class _WasmLinked:
         for a, addr in zip(inputs, in_addrs):
             self.memory.write(store, a.tobytes(), addr)
 
-    def call(self, n: int, refuse: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-        """n timed calls; `refuse` passes NULL inputs, which the model refuses at once (the overhead)."""
+    def call(self, n: int, refuse: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """n timed calls: (wall ns, thread CPU ns, per-step ns when profiling); `refuse` passes NULL inputs,
+        which the model refuses at once (the overhead)."""
         status = self.entry(self.store, 0 if refuse else self.in_table, self.out_table, self.arena, n,
-                            self.total_addr, self.steps_addr)
+                            self.total_addr, self.cpu_addr, self.steps_addr)
         if status != 0 and not refuse:
             raise RunError(f"{self.report['name']}_run_v returned status {status}")
         read = lambda addr, count: np.frombuffer(self.memory.read(self.store, addr, addr + 8 * count), dtype="<u8").astype(np.uint64)
-        totals = read(self.total_addr, n)
-        return totals, (read(self.steps_addr, n * self.steps).reshape(n, self.steps) if self.steps else None)
+        totals, cpu = read(self.total_addr, n), read(self.cpu_addr, n)
+        return totals, cpu, (read(self.steps_addr, n * self.steps).reshape(n, self.steps) if self.steps else None)
 
 
 class _WasmLayout:
@@ -312,6 +324,8 @@ def format_bench(r: dict) -> str:
     return "\n".join([
         f"{r['name']} on {r['target']} ({r['runner']}): {r['repeat']} timed runs after {r['warmup']} warm-up",
         f"  latency  median {r['median_ms']:.4f} ms, p90 {r['p90_ms']:.4f} ms, min {r['min_ms']:.4f} ms",
+        *([f"  cpu      median {r['cpu_median_ms']:.4f} ms, p90 {r['cpu_p90_ms']:.4f} ms (the thread's CPU time)"]
+          if "cpu_median_ms" in r else []),
         f"  timing   {r['clock']}" + (f"; overhead {r['overhead_ms'] * 1e3:.3f} us per call (a refused call)"
                                          if r["overhead_ms"] else ""),
         f"  compute  {r['flops'] / 1e9:.4f} GFLOP per run{gflops}",

@@ -1,7 +1,8 @@
 // Times one model in onnxruntime-web (wasm backend, one thread, SIMD) under node.
 // usage: node bench.mjs MODEL.onnx INPUTS.json WARMUP REPEAT
 //   INPUTS.json: [{"name", "dtype", "shape"}]; inputs are seeded pseudo-random values.
-// Prints one JSON line: {"version", "times_ms": [...]} with each session.run's wall time.
+// Prints one JSON line: {"version", "times_ms": [...], "cpu_ms": [...]}: each session.run's wall time and the
+// process's CPU time over it (one thread runs the model; V8's helper threads count too, so never less).
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import * as ort from "onnxruntime-web";
@@ -36,10 +37,13 @@ for (const spec of JSON.parse(readFileSync(inputsPath, "utf8"))) {
   feeds[spec.name] = new ort.Tensor(spec.dtype, arrays[spec.dtype](n), spec.shape);
 }
 for (let i = 0; i < Number(warmup); i++) await session.run(feeds);
-const times = [];
+const times = [], cpu = [];
 for (let i = 0; i < Number(repeat); i++) {
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   await session.run(feeds);
   times.push(performance.now() - start);
+  const used = process.cpuUsage(cpuStart);
+  cpu.push((used.user + used.system) / 1000);
 }
-console.log(JSON.stringify({ version: ort.env.versions.web, times_ms: times }));
+console.log(JSON.stringify({ version: ort.env.versions.web, times_ms: times, cpu_ms: cpu }));

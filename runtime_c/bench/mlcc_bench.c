@@ -4,7 +4,8 @@
  * Linked with the model's sources and -DMLCC_BENCH_RUN_V=NAME_run_v, mlcc_bench_linked calls it directly
  * (wasm32, where Python cannot hand over a function pointer). With -DMLCC_PROFILE -DMLCC_PROFILE_STEPS=N
  * on NAME.c and on this file, it also defines the per-step hooks NAME.c calls and records every step of
- * every timed call. The clock is CLOCK_MONOTONIC (WASI's monotonic clock on wasm32).
+ * every timed call. The clock is CLOCK_MONOTONIC (WASI's monotonic clock on wasm32); mlcc_bench_linked also
+ * reads the calling thread's CPU time, which a shared machine's other load barely changes.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -58,19 +59,34 @@ void mlcc_profile_end(int step)
 #if defined(MLCC_BENCH_RUN_V)
 int MLCC_BENCH_RUN_V(const void *const *inputs, void *const *outputs, void *arena);
 
-/* `repeat` timed calls of the model linked in: total_ns[repeat] per call and, when profiling,
- * steps_ns[repeat][MLCC_PROFILE_STEPS] per step. Returns the last call's status. */
+#if defined(__wasm__)
+/* WASI has no CPU clock: the runner gives its thread's, the one the module runs on. */
+__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) uint64_t mlcc_bench_thread_cpu_ns(void);
+#else
+static uint64_t mlcc_bench_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* `repeat` timed calls of the model linked in: total_ns[repeat] per call, cpu_ns[repeat] its thread CPU time
+ * (unless NULL) and, when profiling, steps_ns[repeat][MLCC_PROFILE_STEPS] per step. Returns the last call's
+ * status. */
 MLCC_BENCH_API int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
-                                     uint64_t *total_ns, uint64_t *steps_ns)
+                                     uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns)
 {
     int status = 0;
     for (int r = 0; r < repeat; ++r) {
 #if defined(MLCC_PROFILE)
         memset(step_ns, 0, sizeof step_ns);
 #endif
+        const uint64_t cpu_start = cpu_ns == NULL ? 0 : mlcc_bench_thread_cpu_ns();
         const uint64_t start = now_ns();
         status = MLCC_BENCH_RUN_V(inputs, outputs, arena);
         total_ns[r] = now_ns() - start;
+        if (cpu_ns != NULL) cpu_ns[r] = mlcc_bench_thread_cpu_ns() - cpu_start;
 #if defined(MLCC_PROFILE)
         memcpy(steps_ns + (size_t)r * MLCC_PROFILE_STEPS, step_ns, sizeof step_ns);
 #else
