@@ -145,7 +145,7 @@ def web_available() -> str | None:
 
 def web_latency(model_path: Path, specs: list[dict], estimate_s: float, budget: float, most: int) -> dict:
     """onnxruntime-web (wasm, one thread, SIMD) under node, each session.run timed with performance.now (and
-    the process's CPU time over it, as mlcc wasm32's thread CPU time)."""
+    the process's CPU time over it, as mlcc wasm32's thread CPU time), its code optimised before timing."""
     why = web_available()
     if why:
         return {"error": why}
@@ -153,8 +153,12 @@ def web_latency(model_path: Path, specs: list[dict], estimate_s: float, budget: 
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(specs, f)
     try:
-        proc = subprocess.run(["node", "--max-old-space-size=8192", str(WEB / "bench.mjs"), str(model_path), f.name,
-                               str(warmup), str(repeat)], capture_output=True, text=True, cwd=WEB,
+        # --no-liftoff: V8 compiles onnxruntime-web's module with TurboFan before the timed runs, as wasmtime
+        # compiles mlcc's with Cranelift; else runs use baseline code until tier-up (resnet8: 12 ms a run, then
+        # 2.4), and a busy machine's slower background compiles push that into the timed runs
+        proc = subprocess.run(["node", "--max-old-space-size=8192", "--no-liftoff", str(WEB / "bench.mjs"),
+                               str(model_path), f.name, str(warmup), str(repeat)],
+                              capture_output=True, text=True, cwd=WEB,
                               timeout=max(600, 30 * estimate_s * (warmup + repeat)))
     except subprocess.TimeoutExpired:
         return {"error": "timed out"}
