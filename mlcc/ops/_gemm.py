@@ -71,14 +71,15 @@ def variants() -> tuple[Tile, ...]:
 
 def blocking(target: Target, tile: Tile) -> Blocking:
     """The driver's blocking for this tile on the target's caches (Goto's rules): a kc x nr micro-panel of B
-    takes half of L1 (the A micro-panels streaming past it the rest), an mc x kc block of A a quarter of L2
-    and a kc x nc block of B half of it. Without a data cache, slices as long as the small stack buffer holds."""
+    takes two thirds of L1 (the A micro-panels streaming past it the rest; half of it measured slower, a whole
+    L1 too), an mc x kc block of A a quarter of L2 and a kc x nc block of B half of it. Without a data cache,
+    slices as long as the small stack buffer holds."""
     def down(x: float, step: int, least: int) -> int:
         return max(least, int(x) // step * step)
 
     if not target.l1d_bytes:
         return Blocking(PACK_FLOATS_UNCACHED // tile.mr, 1 << 16, 1 << 16)
-    kc = min(down(target.l1d_bytes / 2 / (4 * tile.nr), 16, 32), PACK_FLOATS // tile.mr // 16 * 16)
+    kc = min(down(target.l1d_bytes * 2 / 3 / (4 * tile.nr), 16, 32), PACK_FLOATS // tile.mr // 16 * 16)
     l2 = max(target.l2_bytes, 2 * target.l1d_bytes)
     return Blocking(kc, down(l2 / 4 / (4 * kc), tile.mr, tile.mr), down(l2 / 2 / (4 * kc), tile.nr, tile.nr))
 
