@@ -70,18 +70,21 @@ def variants() -> tuple[Tile, ...]:
 
 
 def blocking(target: Target, tile: Tile) -> Blocking:
-    """The driver's blocking for this tile on the target's caches (Goto's rules): a kc x nr micro-panel of B
-    takes two thirds of L1 (the A micro-panels streaming past it the rest; half of it measured slower, a whole
-    L1 too), an mc x kc block of A a quarter of L2 and a kc x nc block of B half of it. Without a data cache,
-    slices as long as the small stack buffer holds."""
+    """The driver's blocking for this tile on the target's caches. A is read in place, so L2 holds the block
+    of A (mc x kc, half of it) while B streams past it in micro-panels of kc x nr (a 16th of L2, kc at most
+    1024: long slices of k, each of which reads and writes all of C) from a kc x nc block the size of four
+    L2s (the core's share of a last-level cache). Measured on AVX-512 and
+    AVX2 (benchmarks/gemm.py --sweep): kc 1024 ahead of the L1-sized 192-384 by 0-10% in place, and reading
+    rows in place ahead of packing them. The driver cuts a packed block (transposed A, or a variant that
+    packs) to its stack buffer. Without a data cache, slices as long as the small stack buffer holds."""
     def down(x: float, step: int, least: int) -> int:
         return max(least, int(x) // step * step)
 
     if not target.l1d_bytes:
         return Blocking(PACK_FLOATS_UNCACHED // tile.mr, 1 << 16, 1 << 16)
-    kc = min(down(target.l1d_bytes * 2 / 3 / (4 * tile.nr), 16, 32), PACK_FLOATS // tile.mr // 16 * 16)
     l2 = max(target.l2_bytes, 2 * target.l1d_bytes)
-    return Blocking(kc, down(l2 / 4 / (4 * kc), tile.mr, tile.mr), down(l2 / 2 / (4 * kc), tile.nr, tile.nr))
+    kc = min(down(l2 / 16 / (4 * tile.nr), 16, 64), 1024)
+    return Blocking(kc, down(l2 / 2 / (4 * kc), tile.mr, tile.mr), down(4 * l2 / (4 * kc), tile.nr, tile.nr))
 
 
 def tile_for(target: Target) -> Tile:

@@ -1,9 +1,8 @@
 /* The f32-gemm driver (cache blocking and A packing around a micro-kernel), B packing and the scalar oracle.
  *
- * Loops, outermost first: nc columns of B (a kc x nc block of packed B stays in L2), kc rows of k, mc rows
- * of A (packed into mr-row micro-panels on this function's stack when enough panels of B reuse them, else
- * read in place), then B micro-panels, then A micro-panels: the kc x nr micro-panel of B in use is read
- * from L1 by every micro-panel of the A block. */
+ * Loops, outermost first: nc columns of B, kc rows of k, mc rows of A (read in place, or packed into mr-row
+ * micro-panels on this function's stack when transposed or the variant asks), then B micro-panels, then A
+ * micro-panels: the kc x nr micro-panel of B in use is read by every micro-panel of the A block. */
 #include "mlcc/kernels/f32-gemm.h"
 
 static void init_c(size_t m, size_t n, float *c, size_t ldc,
@@ -81,15 +80,14 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                    const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t mr = config->mr, nr = config->nr;
-    /* mc x kc of A packed here: kc first, then as many micro-panels as the buffer holds */
-    const size_t kc_max = MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / mr));
-    const size_t mc_max = MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / kc_max) / mr * mr);
-    const size_t mc_inplace = MLCC_MAX(mr, config->mc / mr * mr);
+    /* A transposed (rows not contiguous) is packed, and row-major A for a variant whose tile wants packed A
+     * once a few panels of B pay the copy back */
+    const int pack = a_cs != 1 || (config->packed_a && n > 3 * nr);
+    /* a packed A block is cut to the stack buffer: kc first, then as many micro-panels as it holds */
+    const size_t kc_max = pack ? MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / mr)) : config->kc;
+    const size_t mc_step = pack ? MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / kc_max) / mr * mr)
+                                : MLCC_MAX(mr, config->mc / mr * mr);
     const size_t nc_max = MLCC_MAX(nr, config->nc / nr * nr);
-    /* packing a micro-panel costs about what one tile of it computes: it pays from a few panels of B on
-     * (and for a transposed A, whose rows are not contiguous) */
-    const int pack = n > 3 * nr || a_cs != 1;
-    const size_t mc_step = pack ? mc_max : mc_inplace;
     const float *residual = epilogue == NULL ? NULL : epilogue->residual;
     float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
     if (k == 0) {  /* no product: the epilogue still applies to the bias */

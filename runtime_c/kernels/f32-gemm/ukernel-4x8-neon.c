@@ -4,9 +4,9 @@
 #include "mlcc/simd/neon.h"
 #define MR 4u
 #define NR 8u
-#define KC 672u
-#define MC 48u
-#define NC 96u
+#define KC 1024u
+#define MC 64u
+#define NC 512u
 #define TILE mlcc_f32_gemm_ukernel_4x8__neon
 #define ROW mlcc_f32_gemm_ukernel_1x8__neon
 #define CONFIG mlcc_f32_gemm_config_4x8__neon

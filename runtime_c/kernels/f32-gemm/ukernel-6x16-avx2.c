@@ -3,9 +3,9 @@
 #include "mlcc/simd/avx2.h"
 #define MR 6u
 #define NR 16u
-#define KC 336u
-#define MC 192u
-#define NC 384u
+#define KC 1024u
+#define MC 126u
+#define NC 1024u
 #define TILE mlcc_f32_gemm_ukernel_6x16__avx2
 #define ROW mlcc_f32_gemm_ukernel_1x16__avx2
 #define CONFIG mlcc_f32_gemm_config_6x16__avx2

@@ -4,9 +4,9 @@
 #include "mlcc/simd/neon.h"
 #define MR 6u
 #define NR 16u
-#define KC 672u
-#define MC 96u
-#define NC 192u
+#define KC 1024u
+#define MC 126u
+#define NC 1024u
 #define TILE mlcc_f32_gemm_ukernel_6x16__neon
 #define ROW mlcc_f32_gemm_ukernel_1x16__neon
 #define CONFIG mlcc_f32_gemm_config_6x16__neon

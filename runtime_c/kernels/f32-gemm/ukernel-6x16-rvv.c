@@ -3,9 +3,9 @@
 #include "mlcc/simd/rvv.h"
 #define MR 6u
 #define NR 16u
-#define KC 336u
-#define MC 96u
-#define NC 192u
+#define KC 512u
+#define MC 126u
+#define NC 1024u
 #define TILE mlcc_f32_gemm_ukernel_6x16__rvv
 #define ROW mlcc_f32_gemm_ukernel_1x16__rvv
 #define CONFIG mlcc_f32_gemm_config_6x16__rvv

@@ -3,9 +3,9 @@
 #include "mlcc/simd/avx512.h"
 #define MR 8u
 #define NR 32u
-#define KC 256u
-#define MC 512u
-#define NC 1024u
+#define KC 1024u
+#define MC 256u
+#define NC 2048u
 #define TILE mlcc_f32_gemm_ukernel_8x32__avx512
 #define ROW mlcc_f32_gemm_ukernel_1x32__avx512
 #define CONFIG mlcc_f32_gemm_config_8x32__avx512

@@ -5,7 +5,8 @@
  * A ukernel-MRxNR-ISA.c file includes its shim, defines MR, NR (a whole number of vectors), TILE, ROW and
  * CONFIG (the names of the two kernels and the config), KC, MC and NC (the blocking mlcc/ops/_gemm.py gives
  * the target it is for: generated code passes its own), then includes this. It may also define
- * ACCUMULATE_PACKED(acc, kc, a, w), its own loop over a packed micro-panel (see accumulate_tile).
+ * ACCUMULATE_PACKED(acc, kc, a, w), its own loop over a packed micro-panel (see accumulate_tile): its config
+ * then asks the driver to pack row-major A too.
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -168,4 +169,8 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     finish_tile(&acc[0][0], 1, 1, nr, c, ldc, alpha, e, residual);
 }
 
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC};
+#if defined(ACCUMULATE_PACKED)
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 1};
+#else
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 0};
+#endif

@@ -1,12 +1,12 @@
 /* The body of every scalar f32-gemm variant: an MRxNR micro-kernel and a 1xNR row kernel in portable C
  * written for clang's auto-vectoriser (NR is a whole number of the target's vectors and the accumulators
  * fit its registers). A ukernel-MRxNR.c file defines MR, NR, TILE, ROW and CONFIG (the names of the two
- * kernels and the config it exports), then includes this. Default blocking: a 32 KB L1 and a 256 KB L2. */
+ * kernels and the config it exports), then includes this. Default blocking: a 256 KB L2 (ops/_gemm.blocking). */
 #include "mlcc/kernels/f32-gemm.h"
 
 #define KC 128u
-#define MC 128u
-#define NC 256u
+#define MC 256u
+#define NC 2048u
 
 static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha,
                   const struct mlcc_f32_epilogue *e, const float *residual)
@@ -66,4 +66,4 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     store(mr, nr, acc, c, ldc, alpha, e, residual);
 }
 
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 0};

@@ -23,8 +23,7 @@ typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const struct mlcc_f32_epilogue *epilogue, const float *residual);
 
 /* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
- * and its cache blocking: a kc x nr micro-panel of B stays in L1 while mc x kc of A (packed) is read from
- * L1/L2, and kc x nc of packed B stays in L2. Each variant exports a config with blocking for a typical
+ * and its cache blocking: mc x kc of A and kc x nc of packed B stay in L2. Each variant exports a config with blocking for a typical
  * core of its ISA; generated code passes its own, from the target's caches (mlcc/ops/_gemm.py). */
 struct mlcc_f32_gemm_config {
     mlcc_f32_gemm_ukernel_fn tile;
@@ -34,6 +33,7 @@ struct mlcc_f32_gemm_config {
     size_t kc;
     size_t mc;
     size_t nc;
+    int packed_a; /* the tile is fastest over packed micro-panels: row-major A is packed too (else in place) */
 };
 
 /* Floats of A the driver packs on its stack (mc x kc is cut to fit): 16 KB, 2 KB on microcontrollers. */
@@ -70,7 +70,8 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
 /* A variant's kernels with other cache blocking, as a compound literal (inside a function): what generated
  * code passes, the blocking computed from the target's caches. */
 #define MLCC_F32_GEMM_BLOCKED(variant, kc, mc, nc) \
-    ((const struct mlcc_f32_gemm_config){(variant).tile, (variant).row, (variant).mr, (variant).nr, (kc), (mc), (nc)})
+    ((const struct mlcc_f32_gemm_config){(variant).tile, (variant).row, (variant).mr, (variant).nr, (kc), (mc), (nc), \
+                                         (variant).packed_a})
 
 /* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
  * + residual[i*residual_rs + j*residual_cs]); bias may be NULL (then beta is unused); strides of 0
