@@ -2,9 +2,10 @@
  *
  * B is packed ahead of the product (at build time for constant weights, or by mlcc_f32_gemm_pack_b /
  * an im2col into scratch): ceil(n / nr) panels, each k rows of nr floats, zero-padded past column n.
- * A is given through a row stride and a column stride (a transposed A costs nothing more); the driver packs
- * blocks of it into micro-panels on its stack. A micro-kernel accumulates an mr x nr tile of C over a slice
- * of k; the driver blocks k, m and n as the config says (mlcc computes that from the target's caches).
+ * A is given through a row stride and a column stride: the driver reads row-major A in place and packs a
+ * transposed one (or any, for a tile that asks) into micro-panels on its stack. A micro-kernel accumulates
+ * an mr x nr tile of C over a slice of k; the driver blocks k, m and n as the config says (mlcc computes
+ * that from the target's caches).
  */
 #ifndef MLCC_KERNELS_F32_GEMM_H
 #define MLCC_KERNELS_F32_GEMM_H
@@ -23,8 +24,9 @@ typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const struct mlcc_f32_epilogue *epilogue, const float *residual);
 
 /* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
- * and its cache blocking: mc x kc of A and kc x nc of packed B stay in L2. Each variant exports a config with blocking for a typical
- * core of its ISA; generated code passes its own, from the target's caches (mlcc/ops/_gemm.py). */
+ * and its cache blocking: mc x kc of A and kc x nc of packed B stay in L2. Each variant exports a config
+ * with blocking for a typical core of its ISA; generated code passes its own, from the target's caches
+ * (mlcc/ops/_gemm.py). */
 struct mlcc_f32_gemm_config {
     mlcc_f32_gemm_ukernel_fn tile;
     mlcc_f32_gemm_ukernel_fn row;
