@@ -153,7 +153,8 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     return Sources(weights_total, len(placed), files)
 
 
-_LINKED = {"view": "view of {}", "concat": "written into its range of {}", "in-place": "written over {}",
+_LINKED = {"view": "view of {}", "concat": "written into its range of {}", "strided": "written into its channels of {}",
+           "in-place": "written over {}",
            "placed": "written where {} goes"}
 
 

@@ -96,7 +96,8 @@ def format_text(info: dict) -> str:
                  f"lower bound {m['arena_lower_bound_bytes']:,} B (arena / bound {ratio:.3f})")
     sharing = m["sharing"]
     lines.append(f"sharing: {sharing['views']} views, {sharing['in_place']} in place, "
-                 f"{sharing['written_into_concat'] + sharing['placed_in_concat']} written into a Concat, "
+                 f"{sharing['written_into_concat'] + sharing['placed_in_concat'] + sharing.get('written_into_concat_channels', 0)} "
+                 "written into a Concat, "
                  f"{sharing['steps_without_code']} steps without code; {sharing['strategy']}")
     peak = m["peak"]
     lines.append(f"largest live set (step {peak['step']}, {peak['node']}): "

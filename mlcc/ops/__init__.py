@@ -53,6 +53,7 @@ class Op:
     in_place: ClassVar[bool] = False  # its code reads every input element i before writing output element i
     view_of_input: ClassVar[bool] = False  # each output is input 0's bytes, or a contiguous range of them
     gathers_inputs: ClassVar[bool] = False  # the output is its inputs laid end to end (Concat)
+    row_pitch_output: ClassVar[bool] = False  # may write its output's rows at a longer pitch: see writes_row_pitch
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
@@ -122,6 +123,12 @@ class Op:
         """For gathers_inputs ops: each input's byte offset in the output, or None when they are not
         contiguous ranges of it."""
         return None
+
+    def writes_row_pitch(self, node: Node) -> bool:
+        """For row_pitch_output ops: can this node write its single output's rows (runs of its last
+        dimension) at a longer row pitch, as a channel slice of a channels-last Concat's output? Its lowering
+        then asks ops.concat.output_row_pitch for the pitch."""
+        return self.row_pitch_output
 
     def forwards_input(self, node: Node) -> bool:
         """For removable_identity ops: does this node forward input 0 unchanged (e.g. Dropout in test mode)?"""

@@ -1,11 +1,57 @@
 """Concat: each input is copied into its slab of the output along `axis`. Where the slabs are contiguous the
-memory planner has the producers write straight into them instead, and this copy is not emitted."""
+memory planner has the producers write straight into them instead, and this copy is not emitted. Along the
+last axis (the channels of a channels-last tensor) the slabs are strided: when every input's producer can
+write its rows at the output's row pitch (Op.writes_row_pitch), they do, and again nothing is copied."""
 
 from __future__ import annotations
 
-from ..ir import Node
-from . import REQUIRED, Op, register
+from ..ir import Graph, Node, Value
+from . import REQUIRED, Op, lookup, register
 from ._copy import Region, emit_regions, normalize_axis, slabs
+
+
+def channel_slices(graph: Graph) -> dict[int, list[int]]:
+    """id(output) of each Concat along the last axis whose inputs are all written at its row pitch -> each
+    input's offset in elements into a row of the output. Such an input is a tensor of the arena (no graph
+    input or output), written by a row_pitch_output node whose single output it is, and read by this Concat
+    alone, once: so nothing else ever reads or writes it through its own contiguous layout."""
+    producers = {id(v): n for n in graph.nodes for v in n.outputs}
+    consumers = graph.consumers()
+    external = {id(v) for v in [*graph.inputs, *graph.outputs]}
+    found = {}
+    for node in graph.nodes:
+        op = lookup(node.op_type, node.domain)
+        out = node.outputs[0] if node.outputs else None
+        if not (op and op.gathers_inputs) or out is None or out.is_const or out.nbytes == 0 or len(out.shape) < 2:
+            continue
+        parts = node.inputs
+        if (op.input_offsets(node) is not None or normalize_axis(node.attrs["axis"], len(out.shape), node) != len(out.shape) - 1
+                or any(v is None for v in parts) or len({id(v) for v in parts}) != len(parts)):
+            continue
+
+        def writes_rows(v: Value) -> bool:
+            producer = producers.get(id(v))
+            producer_op = producer and lookup(producer.op_type, producer.domain)
+            return (not v.is_const and v.nbytes > 0 and id(v) not in external and producer_op is not None
+                    and len(producer.outputs) == 1 and producer_op.writes_row_pitch(producer)
+                    and [n is node for n in consumers.get(id(v), [])] == [True])
+
+        if all(writes_rows(v) for v in parts):
+            offsets, at = [], 0
+            for v in parts:
+                offsets.append(at)
+                at += v.shape[-1]
+            found[id(out)] = offsets
+    return found
+
+
+def output_row_pitch(graph: Graph, value: Value) -> int | None:
+    """The row pitch in elements at which `value` is to be written (it is a channel slice of a Concat's
+    output, see channel_slices), or None when it is a tensor of its own."""
+    consumers = graph.consumers().get(id(value), [])
+    if len(consumers) != 1 or id(consumers[0].outputs[0]) not in channel_slices(graph):
+        return None
+    return consumers[0].outputs[0].shape[-1]
 
 
 @register

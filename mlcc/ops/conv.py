@@ -16,6 +16,7 @@ from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._gemm import SCRATCH_BUDGET, Epilogue, chunk_columns, packed_constant, packed_size, tile_for
 from ._layout import channels_first_view, is_channels_last, to_channels_last
+from .concat import output_row_pitch
 
 
 def _is_pointwise(geo) -> bool:
@@ -33,6 +34,13 @@ class Conv(Op):
     op_type = "Conv"
     attrs = dict(CONV_ATTRS)
     epilogue_input = 3
+    row_pitch_output = True
+
+    def writes_row_pitch(self, node: Node) -> bool:
+        """Channels-last GEMM convolutions write C with a leading dimension (depthwise ones do not)."""
+        group = int(node.attrs["group"])
+        depthwise = group > 1 and node.inputs[1].shape[0] == group and node.inputs[0].shape[-1] == group
+        return is_channels_last(node) and not depthwise
 
     def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
         y, old = node.outputs[0], node.input(2)
@@ -127,8 +135,9 @@ class Conv(Op):
         grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
         b = grouped.transpose(0, *range(3, 3 + spatial), 2, 1).reshape(groups, k, group_out)
         packed = ctx.constant(packed_constant(w, b, tile.nr, "channels_last_packed"))
+        # y_pitch > out_channels: y is a channel slice of a Concat's output, written in place
         values.update(config=tile.config, groups=groups, group_in=group_in, group_out=group_out, k=k,
-                      out_channels=out_channels, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
+                      y_pitch=output_row_pitch(ctx.graph, y) or out_channels, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
                       group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u")
         if _is_pointwise(geo):
             if epilogue is not None:

@@ -4,7 +4,8 @@ The algorithm, in four steps:
   1. schedule (schedule.py): a few topological orders of the steps are tried (the model's own order first,
      then orders that finish what they start and run a step when it frees memory); each is judged by the
      steps below and the one with the smallest arena kept (ties: the smaller lower bound, then the earlier).
-  2. sharing (sharing.py): Concat inputs written straight into their range of its output, views (Reshape,
+  2. sharing (sharing.py): Concat inputs written straight into their range of its output (or, along the
+     channels of a channels-last tensor, into their strided channel slice of it), views (Reshape,
      Squeeze, contiguous Slice/Split, ...) pointing into their input, elementwise ops written over an input
      that dies with them. What shares bytes forms a tree; its root is one buffer, live from the first step
      writing any tensor of the tree to the last step reading any.
@@ -72,7 +73,8 @@ class MemoryPlan:
 
     def sharing(self) -> dict:
         """What shares bytes, counted (for report.json and `mlcc inspect`)."""
-        kinds = {"view": "views", "concat": "written_into_concat", "in-place": "in_place", "placed": "placed_in_concat"}
+        kinds = {"view": "views", "concat": "written_into_concat", "strided": "written_into_concat_channels",
+                 "in-place": "in_place", "placed": "placed_in_concat"}
         counts = {word: 0 for word in kinds.values()}
         for a in self.aliases:
             counts[kinds[a.link.kind]] += 1

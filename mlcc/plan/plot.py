@@ -12,8 +12,9 @@ from . import MemoryPlan
 
 WIDTH, HEIGHT = 1100, 640
 LEFT, RIGHT, TOP, BOTTOM = 90, 200, 50, 50
-LINK_COLOURS = {"view": "#1f5fbf", "concat": "#1a8a3a", "in-place": "#d0590b", "placed": "#8a3ab9"}
-LINK_WORDS = {"view": "view", "concat": "written into a Concat", "in-place": "in place", "placed": "placed in a Concat"}
+LINK_COLOURS = {"view": "#1f5fbf", "concat": "#1a8a3a", "strided": "#5aa02c", "in-place": "#d0590b", "placed": "#8a3ab9"}
+LINK_WORDS = {"view": "view", "concat": "written into a Concat", "strided": "channels of a Concat", "in-place": "in place",
+              "placed": "placed in a Concat"}
 
 
 def _fill(name: str, scratch: bool) -> str:

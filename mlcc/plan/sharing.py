@@ -4,6 +4,10 @@ Three kinds of sharing, decided in this order (each later one sees the earlier o
   concat    a Concat whose inputs are contiguous ranges of its output has each producer write straight into
             its range; the Concat step emits no code ("elided"). Every input must be a tensor some step
             writes (not a graph input, output or constant), used by no other Concat, and used once here.
+            A Concat along the last axis (channels-last channels) whose inputs' producers write their rows
+            at its row pitch (ops.concat.channel_slices: the lowering already did) has each input strided
+            in its output ("strided": rows of the input's last dim, `pitch` bytes apart); such an input
+            is read by that Concat alone, so nothing ever sees it contiguous.
   view      Reshape/Flatten/Squeeze/Unsqueeze/Identity, and Slice/Split of one contiguous range, make their
             output a pointer into their input (graph inputs included: a read-only pointer into the caller's
             buffer); the step emits no code. A graph output is never a view: it must land in the caller's
@@ -23,7 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import ops
+from ..errors import MlccError
 from ..ir import Graph, Value
+from ..ops.concat import channel_slices
 from ..lower import Step
 
 
@@ -32,7 +38,9 @@ class Link:
     parent: Value
     offset: int  # bytes into the parent
     kind: str  # "view", "concat" (written into its range of parent), "in-place" (written over parent),
-    #             "placed" (written where parent will be: parent is computed over it, or is its view)
+    #             "placed" (written where parent will be: parent is computed over it, or is its view),
+    #             "strided" (its rows written `pitch` bytes apart into parent, a channels-last Concat)
+    pitch: int = 0  # bytes from one row to the next in parent ("strided"); 0: contiguous
 
 
 class Sharing:
@@ -41,6 +49,7 @@ class Sharing:
         self.links: dict[int, Link] = {}
         self.elided: set[int] = set()  # steps whose outputs are all views: no code
         self.external = {id(v) for v in graph.inputs} | {id(v) for v in graph.outputs}
+        self.channel_slices = channel_slices(graph)
         self.writer: dict[int, int] = {}
         self.span: dict[int, list[int]] = {}  # id(root) -> [first, last] step over everything linked under it
         for index, step in enumerate(steps):
@@ -62,12 +71,12 @@ class Sharing:
     def in_arena(self, v: Value) -> bool:
         return not v.is_const and id(self.root(v)[0]) not in self.external
 
-    def _attach(self, child: Value, parent: Value, offset: int, kind: str) -> None:
+    def _attach(self, child: Value, parent: Value, offset: int, kind: str, pitch: int = 0) -> None:
         assert id(child) not in self.links
         root = self.root(parent)[0]
         mine, theirs = self.span.pop(id(child)), self.span[id(root)]
         self.span[id(root)] = [min(mine[0], theirs[0]), max(mine[1], theirs[1])]
-        self.links[id(child)] = Link(parent, offset, kind)
+        self.links[id(child)] = Link(parent, offset, kind, pitch)
 
     def _free_root(self, v: Value) -> bool:
         """A root tensor some step writes into the arena: it may be placed inside another tensor."""
@@ -97,15 +106,20 @@ class Sharing:
         out = step.node.outputs[0]
         if not op.gathers_inputs or out.nbytes == 0 or out.is_const:
             return
-        offsets = op.input_offsets(step.node)
+        offsets, kind, pitch = op.input_offsets(step.node), "concat", 0
         parts = step.node.inputs
+        if id(out) in self.channel_slices:
+            itemsize = out.dtype.itemsize
+            offsets, kind, pitch = [c * itemsize for c in self.channel_slices[id(out)]], "strided", out.shape[-1] * itemsize
         if offsets is None or len({id(v) for v in parts}) != len(parts):
             return
         if not all(self._free_root(v) or v.nbytes == 0 for v in parts):
+            if kind == "strided":  # the producers' code already writes at the pitch
+                raise MlccError(f"memory plan: the inputs of {step.node.name!r} cannot be written into it")
             return
         for v, offset in zip(parts, offsets):
             if v.nbytes:
-                self._attach(v, out, offset, "concat")
+                self._attach(v, out, offset, kind, pitch)
         self.elided.add(index)
 
     def _view(self, index: int, step: Step) -> None:
