@@ -46,6 +46,13 @@ SHAPES = [
     ("nhwc conv3x3 64->64 @56x56", 3136, 64, 576),
     ("nhwc conv1x1 64->256 @56x56", 3136, 256, 64),
     ("nhwc conv3x3 512->512 @7x7", 49, 512, 4608),
+    # the small models' narrow, shallow products (MLPerf Tiny, squeezenet's stem)
+    ("nhwc conv3x3 16->16 @32x32 (resnet8)", 1024, 16, 144),
+    ("nhwc conv3x3 3->16 @32x32 (resnet8)", 1024, 16, 27),
+    ("nhwc conv3x3/2 3->8 @96x96 (vww)", 2304, 8, 27),
+    ("nhwc conv1x1 8->16 @48x48 (vww)", 2304, 16, 8),
+    ("nhwc conv10x4 1->64 @25x5 (ds-cnn)", 125, 64, 40),
+    ("nhwc conv3x3/2 3->64 @111x111 (squeezenet)", 12321, 64, 27),
 ]
 
 # isa -> (the target whose build and blocking a variant of it gets, host CPU flags needed, peak ISA)

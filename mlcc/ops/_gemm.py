@@ -47,6 +47,8 @@ class Tile:
     isa: str
     features: tuple[str, ...] = ()
     min_vector_bytes: int = 0
+    lanes: int = 0  # floats per vector of its ISA; 0 for "scalar": the target's vector width
+    least_k: int = 0  # below this k the variant loses ties on multiply-adds (its per-tile overhead)
     blocking: Blocking | None = dataclasses.field(default=None, compare=False)
 
     @property
@@ -65,7 +67,8 @@ def variants() -> tuple[Tile, ...]:
     """The manifest's variants, best first."""
     with (paths.runtime_dir() / "kernels" / "f32-gemm" / "manifest.toml").open("rb") as f:
         rows = tomllib.load(f)["variant"]
-    return tuple(Tile(r["name"], r["mr"], r["nr"], r["isa"], tuple(r["features"]), r.get("min_vector_bytes", 0))
+    return tuple(Tile(r["name"], r["mr"], r["nr"], r["isa"], tuple(r["features"]), r.get("min_vector_bytes", 0),
+                      r.get("lanes", 0), r.get("least_k", 0))
                  for r in rows)
 
 
@@ -87,11 +90,32 @@ def blocking(target: Target, tile: Tile) -> Blocking:
     return Blocking(kc, down(l2 / 2 / (4 * kc), tile.mr, tile.mr), down(4 * l2 / (4 * kc), tile.nr, tile.nr))
 
 
-def tile_for(target: Target) -> Tile:
-    """The first variant whose features the target has and whose vectors fit its width, blocked for its caches."""
+def runnable(target: Target) -> tuple[Tile, ...]:
+    """The variants whose features the target has and whose vectors fit its width, best first."""
     have = set(target.features)
-    tile = next(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
-    return dataclasses.replace(tile, blocking=blocking(target, tile))
+    return tuple(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
+
+
+def tile_for(target: Target, n: int | None = None, k: int | None = None) -> Tile:
+    """The variant for a product of n columns over k, blocked for the target's caches. Without n, the first
+    the target runs. With it (portable variants only where no SIMD one runs): the first not below its
+    least_k, unless a narrower tile issues at most three quarters of its vector multiply-adds per row and
+    step of k (n rounded up to the tile, `lanes` floats a vector); then the first issuing the fewest (on
+    AVX-512, 12x16 ahead of 8x8 on n = 8: 35 vs 30 GFLOP/s, benchmarks/gemm.py)."""
+    tiles = runnable(target)
+    if n is not None:
+        tiles = tuple(t for t in tiles if t.isa != "scalar") or tiles
+
+        def padded(t: Tile) -> int:
+            return -(-max(n, 1) // t.nr) * t.nr
+
+        def fmas(t: Tile) -> int:
+            return -(-padded(t) // (t.lanes or max(1, target.vector_bytes // 4)))
+
+        usual = next((t for t in tiles if k is None or k >= t.least_k), tiles[0])
+        best = min(tiles, key=fmas)
+        tiles = (best if 4 * fmas(best) <= 3 * fmas(usual) else usual,)
+    return dataclasses.replace(tiles[0], blocking=blocking(target, tiles[0]))
 
 
 def pack_b(b: np.ndarray, nr: int) -> np.ndarray:
@@ -182,7 +206,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
     nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product;
     the residual of an epilogue follows the output's matrix number.
     """
-    tile = tile_for(ctx.target)
+    tile = tile_for(ctx.target, n, k)
     ctx.use_kernels("f32-gemm")
     index = (lambda i: nest.operand_index[i]) if nest else (lambda i: "0")
 

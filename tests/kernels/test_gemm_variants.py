@@ -21,6 +21,9 @@ from mlcc.targets import Target, _host_cpu_flags, all_targets, host_target
 from mlcc.toolchain import WARNINGS, target_flags
 
 HARNESS = Path(__file__).with_name("gemm_variants.c")
+# product widths and depths that make tile_for pick each variant somewhere
+PROBE_N = (8, 16, 64)
+PROBE_K = (16, 1024)
 
 
 def _runs_here(target: Target) -> bool:
@@ -32,9 +35,10 @@ def _runs_here(target: Target) -> bool:
 
 
 def _target_for(variant: Tile) -> Target:
-    """A target this machine runs that selects the variant (a portable one no target selects runs on the
-    host target); skips, saying why, when there is none."""
-    users = [t for t in all_targets().values() if t.libc and tile_for(t) == variant]
+    """A target this machine runs that selects the variant for some product (a portable one no target
+    selects runs on the host target); skips, saying why, when there is none."""
+    users = [t for t in all_targets().values()
+             if t.libc and any(tile_for(t, n, k) == variant for n in (None, *PROBE_N) for k in PROBE_K)]
     if not users and not variant.features:
         users = [host_target()]
     runnable = [t for t in users if _runs_here(t)]

@@ -1,6 +1,7 @@
 /* f32-gemm 4x8 and 1x8 micro-kernels for Armv7 NEON with VFPv4's fused multiply-add (see ukernel-simd.h):
- * 8 accumulators + 2 vectors of B + a broadcast of its 16 quad registers. */
-#if defined(__ARM_NEON) && !defined(__aarch64__) && defined(__ARM_FEATURE_FMA)
+ * 8 accumulators + 2 vectors of B + a broadcast of its 16 quad registers. AArch64 takes it for products 8 or
+ * fewer columns wide. */
+#if defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)
 #include "mlcc/simd/neon.h"
 #define MR 4u
 #define NR 8u

@@ -48,7 +48,7 @@ struct mlcc_f32_gemm_config {
 #endif
 
 /* The tallest tile of any variant. */
-#define MLCC_F32_GEMM_MAX_MR 8u
+#define MLCC_F32_GEMM_MAX_MR 12u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MLCC_F32_GEMM_INLINE inline __attribute__((always_inline))
@@ -62,7 +62,9 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x32__scalar;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x32__avx512;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_12x16__avx512;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__avx2;
+extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_8x8__avx2;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x16__wasmsimd;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
