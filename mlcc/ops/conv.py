@@ -128,9 +128,9 @@ class Conv(Op):
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
-        tile = tile_for(ctx.target)
-        ctx.use_kernels("f32-gemm")
         k, spatial = group_in * geo.taps, len(geo.kernel)
+        tile = tile_for(ctx.target, group_out, k)
+        ctx.use_kernels("f32-gemm")
         # W [groups * group_out, group_in, *kernel] -> B [groups][(kernel..., group_in)][group_out]
         grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
         b = grouped.transpose(0, *range(3, 3 + spatial), 2, 1).reshape(groups, k, group_out)
