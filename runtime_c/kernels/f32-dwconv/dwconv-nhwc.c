@@ -272,6 +272,14 @@ static FORCE_INLINE void row_3x3_over(const struct row *row, size_t rows, size_t
     size_t ow = 0;
     for (; ow < ow_lo; ++ow) edge_3x3(&r, wv, b, xr, rows, s, ow, c);
     for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3(&r, wv, b, xr, rows, s, ow, c, TILE, 0, 3);
+    /* the rest as one tile when two or three pixels (a 5-wide row's interior is three) */
+    if (ow + 3 <= ow_hi) {
+        tile_3x3(&r, wv, b, xr, rows, s, ow, c, 3, 0, 3);
+        ow += 3;
+    } else if (ow + 2 <= ow_hi) {
+        tile_3x3(&r, wv, b, xr, rows, s, ow, c, 2, 0, 3);
+        ow += 2;
+    }
     for (; ow < ow_hi; ++ow) tile_3x3(&r, wv, b, xr, rows, s, ow, c, 1, 0, 3);
     for (; ow < r.g->out[2]; ++ow) edge_3x3(&r, wv, b, xr, rows, s, ow, c);
     if (r.plan.post != POST_NONE) post_pass(&r, 0, r.g->out[2], c, 0);
