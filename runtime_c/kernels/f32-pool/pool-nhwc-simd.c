@@ -78,18 +78,20 @@ static FORCE_INLINE void pixel_portable(int is_max, const mlcc_pool_geometry *g,
 #define BLOCK 4u  /* vectors of channels folded per sweep over a window's taps */
 
 
-/* Vectors of channels c, c + LANES, ... (count of them, a constant once inlined) of one pixel. */
-static FORCE_INLINE void block_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win,
-                                      size_t channels, float scale, size_t c, size_t count, float *MLCC_RESTRICT y)
+/* Vectors of channels c, c + LANES, ... (count of them, a constant once inlined) of one pixel, over kw taps
+ * along w (a constant for whole 3-wide windows). */
+static FORCE_INLINE void block_taps(int is_max, const mlcc_pool_geometry *g, const struct window *win,
+                                    size_t channels, float scale, size_t c, size_t count, ptrdiff_t kw_n,
+                                    float *MLCC_RESTRICT y)
 {
     mlcc_f32v acc[BLOCK];
     for (size_t j = 0; j < count; ++j) acc[j] = is_max ? mlcc_f32v_splat(-INFINITY) : mlcc_f32v_zero();
     const size_t step = (size_t)g->dilation[2] * channels;
     for (ptrdiff_t kd = win->k_lo[0]; kd < win->k_hi[0]; ++kd) {
         for (ptrdiff_t kh = win->k_lo[1]; kh < win->k_hi[1]; ++kh) {
-            if (win->k_lo[2] == win->k_hi[2]) continue;
+            if (kw_n == 0) continue;
             const float *xr = tap(g, win, channels, kd, kh, win->k_lo[2]) + c;
-            for (ptrdiff_t kw = 0; kw < win->k_hi[2] - win->k_lo[2]; ++kw) {
+            for (ptrdiff_t kw = 0; kw < kw_n; ++kw) {
                 const float *xp = xr + (size_t)kw * step;
                 for (size_t j = 0; j < count; ++j) {
                     const mlcc_f32v v = mlcc_f32v_load(xp + j * LANES);
@@ -103,14 +105,29 @@ static FORCE_INLINE void block_vector(int is_max, const mlcc_pool_geometry *g, c
     for (size_t j = 0; j < count; ++j) mlcc_f32v_store(y + c + j * LANES, is_max ? acc[j] : mlcc_f32v_mul(acc[j], s));
 }
 
-/* Every channel of one pixel (channels >= LANES): blocks of vectors, then single ones, then a last partial
- * vector overlapping the one before it. */
+/* block_taps with a copy for three taps along w (a whole 3-wide window): its loop unrolled, no count kept */
+static FORCE_INLINE void block_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win,
+                                      size_t channels, float scale, size_t c, size_t count, float *MLCC_RESTRICT y)
+{
+    const ptrdiff_t kw_n = win->k_hi[2] - win->k_lo[2];
+    if (kw_n == 3)
+        block_taps(is_max, g, win, channels, scale, c, count, 3, y);
+    else
+        block_taps(is_max, g, win, channels, scale, c, count, kw_n, y);
+}
+
+/* Every channel of one pixel (channels >= LANES): blocks of vectors, a pair, then single ones, then a last
+ * partial vector overlapping the one before it. */
 static FORCE_INLINE void pixel_vector(int is_max, const mlcc_pool_geometry *g, const struct window *win,
                                       size_t channels, float scale, float *MLCC_RESTRICT y)
 {
     size_t c = 0;
     for (; c + BLOCK * LANES <= channels; c += BLOCK * LANES)
         block_vector(is_max, g, win, channels, scale, c, BLOCK, y);
+    if (c + 2 * LANES <= channels) {  /* 24 channels in SIMD128: 4 + 2 vectors, not 4 + 1 + 1 */
+        block_vector(is_max, g, win, channels, scale, c, 2, y);
+        c += 2 * LANES;
+    }
     for (; c + LANES <= channels; c += LANES) block_vector(is_max, g, win, channels, scale, c, 1, y);
     if (c < channels) block_vector(is_max, g, win, channels, scale, channels - LANES, 1, y);
 }
