@@ -22,6 +22,21 @@ static void init_c(size_t m, size_t n, float *c, size_t ldc,
     }
 }
 
+/* A row of zeros: the sum so far of the first slice of k without a bias. */
+static const float zeros[MLCC_F32_GEMM_MAX_NR];
+
+/* The first slice of k of the tile (rows x nb at c, bias at its first element): the row the micro-kernel
+ * starts from (a bias row as it is, or zeros: C is never written before the kernel's one store), else NULL
+ * after writing the bias into C (a column bias, a scaled one). */
+static const float *first_sum(size_t rows, size_t nb, float *c, size_t ldc,
+                              const float *bias, size_t bias_rs, size_t bias_cs, float beta)
+{
+    if (bias == NULL) return zeros;
+    if (bias_rs == 0 && bias_cs == 1 && beta == 1.0f) return bias;
+    init_c(rows, nb, c, ldc, bias, bias_rs, bias_cs, beta);
+    return NULL;
+}
+
 /* One micro-panel: element (i, p) of ar[i][p * a_cs] to dst[p * mr + i]. Inlined with a literal mr and a_cs
  * of 1, the compiler turns the interleave into vector shuffles. */
 static MLCC_F32_GEMM_INLINE void pack_panel(size_t mr, size_t kc, const float *const *ar, size_t a_cs,
@@ -65,8 +80,9 @@ static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_
         const size_t nb = MLCC_MIN(nr, n - j);
         for (size_t i = 0; i < m; ++i) {  /* the next rows find this panel of B in cache */
             float *cij = c + i * ldc + j;
-            init_c(1, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j * bias_cs, bias_rs, bias_cs, beta);
-            config->row(1, nb, k, a + i * a_rs, a_rs, a_cs, packed_b + j * k, cij, ldc, alpha, e,
+            const float *init = first_sum(1, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j * bias_cs,
+                                          bias_rs, bias_cs, beta);
+            config->row(1, nb, k, a + i * a_rs, a_rs, a_cs, packed_b + j * k, cij, ldc, init, alpha, e,
                         residual == NULL ? NULL : residual + i * e->residual_rs + j * e->residual_cs);
         }
     }
@@ -120,14 +136,16 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                         float *cij = c + (i0 + i) * ldc + j;
                         const float *rij = e == NULL || residual == NULL ? NULL
                             : residual + (i0 + i) * e->residual_rs + j * e->residual_cs;
-                        if (p0 == 0)  /* C starts as the bias, a tile at a time so it is in L1 for the kernel */
-                            init_c(rows, nb, cij, ldc, bias == NULL ? NULL : bias + (i0 + i) * bias_rs + j * bias_cs,
-                                   bias_rs, bias_cs, beta);
+                        /* the first slice starts from the bias; a bias written into C is written a tile at a
+                         * time, so it is in L1 for the kernel */
+                        const float *init = p0 > 0 ? NULL
+                            : first_sum(rows, nb, cij, ldc, bias == NULL ? NULL : bias + (i0 + i) * bias_rs + j * bias_cs,
+                                        bias_rs, bias_cs, beta);
                         if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
-                            config->tile(rows, nb, kc, ai, ars, acs, w, cij, ldc, alpha, e, rij);
+                            config->tile(rows, nb, kc, ai, ars, acs, w, cij, ldc, init, alpha, e, rij);
                         } else {
                             for (size_t r = 0; r < rows; ++r)
-                                config->row(1, nb, kc, ai + r * ars, ars, acs, w, cij + r * ldc, ldc, alpha, e,
+                                config->row(1, nb, kc, ai + r * ars, ars, acs, w, cij + r * ldc, ldc, init, alpha, e,
                                             rij == NULL ? NULL : rij + r * e->residual_rs);
                         }
                     }

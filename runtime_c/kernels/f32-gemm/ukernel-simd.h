@@ -23,9 +23,9 @@ static void activate_row(const struct mlcc_f32_epilogue *e, const mlcc_f32v v[NV
     for (size_t j = 0; j < NR; ++j) c[j] = mlcc_f32_activate(e, spill[j]);
 }
 
-/* c[0 .. nr) = epilogue(alpha * acc + c) for a column tail or a broadcast or strided residual: through a
- * full-width copy of the row. */
-static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha,
+/* c[0 .. nr) = epilogue(alpha * acc + s), s the row's sum so far (c itself or a row of init), for a column
+ * tail or a broadcast or strided residual: through a full-width copy of the row. */
+static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, const float *s, float alpha,
                        const struct mlcc_f32_epilogue *e, const float *residual)
 {
     const mlcc_f32v va = mlcc_f32v_splat(alpha);
@@ -33,10 +33,10 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha
     mlcc_f32v v[NV];
     if (e == NULL) {  /* nothing more to apply: one pass over the columns */
         for (size_t j = 0; j < NV; ++j) mlcc_f32v_store(spill + j * MLCC_F32V_LANES, acc[j]);
-        for (size_t j = 0; j < nr; ++j) c[j] += alpha * spill[j];
+        for (size_t j = 0; j < nr; ++j) c[j] = s[j] + alpha * spill[j];
         return;
     }
-    for (size_t j = 0; j < nr; ++j) row[j] = c[j];
+    for (size_t j = 0; j < nr; ++j) row[j] = s[j];
     for (size_t j = nr; j < NR; ++j) row[j] = 0.0f;
     for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_fma(mlcc_f32v_load(row + j * MLCC_F32V_LANES), va, acc[j]);
     if (e != NULL) {
@@ -56,20 +56,23 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, float alpha
     for (size_t j = 0; j < nr; ++j) c[j] = row[j];
 }
 
-/* C = epilogue(alpha * acc + C) for rows i < mr of a tile of `rows` rows (a literal: MR or 1), acc[i * NV + j]
- * its vectors. Full-width tiles with a contiguous residual stay in registers: every loop runs over constants
+/* C = epilogue(alpha * acc + S) for rows i < mr of a tile of `rows` rows (a literal: MR or 1), acc[i * NV + j]
+ * its vectors, S the sum so far: C itself, or init's row in every row when init is not NULL. Full-width tiles with a contiguous residual stay in registers: every loop runs over constants
  * once inlined (rows past mr load row mr - 1 and are not stored), so acc is never spilled; the others go row
  * by row through memory. */
 static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t mr, size_t nr, float *c, size_t ldc,
-                                      float alpha, const struct mlcc_f32_epilogue *e, const float *residual)
+                                             const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+                                             const float *residual)
 {
     const size_t rs = residual == NULL ? 0 : e->residual_rs;
+    const float *s = init == NULL ? c : init;
+    const size_t s_rs = init == NULL ? ldc : 0;
     if (nr == NR && (residual == NULL || e->residual_cs == 1)) {
         const mlcc_f32v va = mlcc_f32v_splat(alpha);
         int vector = 1;
         for (size_t i = 0; i < rows; ++i)
             for (size_t j = 0; j < NV; ++j)
-                acc[i * NV + j] = mlcc_f32v_fma(mlcc_f32v_load(c + MLCC_MIN(i, mr - 1) * ldc + j * MLCC_F32V_LANES),
+                acc[i * NV + j] = mlcc_f32v_fma(mlcc_f32v_load(s + MLCC_MIN(i, mr - 1) * s_rs + j * MLCC_F32V_LANES),
                                                 va, acc[i * NV + j]);
         if (e != NULL) {
             if (residual != NULL)
@@ -94,7 +97,7 @@ static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t
             mlcc_f32v row[NV];
             if (i == mr) break;
             for (size_t j = 0; j < NV; ++j) row[j] = acc[i * NV + j];
-            finish_row(row, nr, c + i * ldc, alpha, e, residual == NULL ? NULL : residual + i * rs);
+            finish_row(row, nr, c + i * ldc, s + i * s_rs, alpha, e, residual == NULL ? NULL : residual + i * rs);
         }
     }
 }
@@ -115,7 +118,7 @@ static inline void accumulate_tile(mlcc_f32v acc[MR][NV], size_t kc, const float
 }
 
 void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
           const struct mlcc_f32_epilogue *e, const float *residual)
 {
     const float *ar[MR];
@@ -137,11 +140,11 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
             accumulate_tile(acc, kc, ar, a_cs, w);
         }
     }
-    finish_tile(&acc[0][0], MR, mr, nr, c, ldc, alpha, e, residual);
+    finish_tile(&acc[0][0], MR, mr, nr, c, ldc, init, alpha, e, residual);
 }
 
 void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
          const struct mlcc_f32_epilogue *e, const float *residual)
 {
     /* four independent chains over k hide the latency of the multiply-add */
@@ -166,7 +169,7 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     }
     for (size_t j = 0; j < NV; ++j)
         acc[0][j] = mlcc_f32v_add(mlcc_f32v_add(acc[0][j], acc[1][j]), mlcc_f32v_add(acc[2][j], acc[3][j]));
-    finish_tile(&acc[0][0], 1, 1, nr, c, ldc, alpha, e, residual);
+    finish_tile(&acc[0][0], 1, 1, nr, c, ldc, init, alpha, e, residual);
 }
 
 #if defined(ACCUMULATE_PACKED)

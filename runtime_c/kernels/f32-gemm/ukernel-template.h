@@ -8,10 +8,14 @@
 #define MC 256u
 #define NC 2048u
 
-static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, float alpha,
+/* C = epilogue(alpha * acc + S), S the sum so far: C itself, or init's row in every row */
+static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, const float *init, float alpha,
                   const struct mlcc_f32_epilogue *e, const float *residual)
 {
-    if (nr == NR) {
+    if (init != NULL) {
+        for (size_t i = 0; i < mr; ++i)
+            for (size_t j = 0; j < nr; ++j) c[i * ldc + j] = init[j] + alpha * acc[i][j];
+    } else if (nr == NR) {
         for (size_t i = 0; i < mr; ++i)
             for (size_t j = 0; j < NR; ++j) c[i * ldc + j] += alpha * acc[i][j];
     } else {
@@ -31,7 +35,7 @@ static void store(size_t mr, size_t nr, float acc[][NR], float *c, size_t ldc, f
 }
 
 void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
           const struct mlcc_f32_epilogue *e, const float *residual)
 {
     /* rows past mr repeat the last one: computed, never stored */
@@ -48,11 +52,11 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
             for (size_t j = 0; j < NR; ++j) acc[i][j] += ai * wp[j];
         }
     }
-    store(mr, nr, acc, c, ldc, alpha, e, residual);
+    store(mr, nr, acc, c, ldc, init, alpha, e, residual);
 }
 
 void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, float alpha,
+         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
          const struct mlcc_f32_epilogue *e, const float *residual)
 {
     float acc[1][NR];
@@ -63,7 +67,7 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
         const float *MLCC_RESTRICT wp = w + p * NR;
         for (size_t j = 0; j < NR; ++j) acc[0][j] += ap * wp[j];
     }
-    store(mr, nr, acc, c, ldc, alpha, e, residual);
+    store(mr, nr, acc, c, ldc, init, alpha, e, residual);
 }
 
 const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 0};

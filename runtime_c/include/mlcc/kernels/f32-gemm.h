@@ -13,14 +13,15 @@
 #include "mlcc/activation.h"
 #include "mlcc/runtime.h"
 
-/* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + c[i][j]
- * for i < mr (mr may be below the tile's rows), j < nr. A packed micro-panel (a_rs 1, a_cs the tile's
- * rows) has all the tile's rows: the kernel then reads every one of them. On the last slice of k the
- * driver passes the epilogue (else NULL) and, when it has one, the residual at this tile's first element:
- * the kernel then applies activation(c + residual) before storing. */
+/* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + s[i][j]
+ * for i < mr (mr may be below the tile's rows), j < nr, where the sum so far s is C itself when init is
+ * NULL, else init[j] in every row (the first slice of k: a bias row, or zeros, never written to C first).
+ * A packed micro-panel (a_rs 1, a_cs the tile's rows) has all the tile's rows: the kernel then reads every
+ * one of them. On the last slice of k the driver passes the epilogue (else NULL) and, when it has one, the
+ * residual at this tile's first element: the kernel then applies activation(c + residual) before storing. */
 typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const float *a, size_t a_rs, size_t a_cs,
-                                         const float *w, float *c, size_t ldc, float alpha,
+                                         const float *w, float *c, size_t ldc, const float *init, float alpha,
                                          const struct mlcc_f32_epilogue *epilogue, const float *residual);
 
 /* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
@@ -47,8 +48,9 @@ struct mlcc_f32_gemm_config {
 #endif
 #endif
 
-/* The tallest tile of any variant. */
+/* The tallest and the widest tile of any variant. */
 #define MLCC_F32_GEMM_MAX_MR 12u
+#define MLCC_F32_GEMM_MAX_NR 32u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MLCC_F32_GEMM_INLINE inline __attribute__((always_inline))
