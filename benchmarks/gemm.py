@@ -52,6 +52,7 @@ SHAPES = [
     ("nhwc conv3x3/2 3->8 @96x96 (vww)", 2304, 8, 27),
     ("nhwc conv1x1 8->16 @48x48 (vww)", 2304, 16, 8),
     ("nhwc conv10x4 1->64 @25x5 (ds-cnn)", 125, 64, 40),
+    ("nhwc conv1x1 64->64 @25x5 (ds-cnn)", 125, 64, 64),
     ("nhwc conv3x3/2 3->64 @111x111 (squeezenet)", 12321, 64, 27),
 ]
 

@@ -48,7 +48,7 @@ class Tile:
     features: tuple[str, ...] = ()
     min_vector_bytes: int = 0
     lanes: int = 0  # floats per vector of its ISA; 0 for "scalar": the target's vector width
-    least_k: int = 0  # below this k the variant loses ties on multiply-adds (its per-tile overhead)
+    least_n: int = 0  # on products narrower than this the variant loses ties on multiply-adds
     blocking: Blocking | None = dataclasses.field(default=None, compare=False)
 
     @property
@@ -68,7 +68,7 @@ def variants() -> tuple[Tile, ...]:
     with (paths.runtime_dir() / "kernels" / "f32-gemm" / "manifest.toml").open("rb") as f:
         rows = tomllib.load(f)["variant"]
     return tuple(Tile(r["name"], r["mr"], r["nr"], r["isa"], tuple(r["features"]), r.get("min_vector_bytes", 0),
-                      r.get("lanes", 0), r.get("least_k", 0))
+                      r.get("lanes", 0), r.get("least_n", 0))
                  for r in rows)
 
 
@@ -96,10 +96,10 @@ def runnable(target: Target) -> tuple[Tile, ...]:
     return tuple(t for t in variants() if set(t.features) <= have and t.min_vector_bytes <= target.vector_bytes)
 
 
-def tile_for(target: Target, n: int | None = None, k: int | None = None) -> Tile:
-    """The variant for a product of n columns over k, blocked for the target's caches. Without n, the first
-    the target runs. With it (portable variants only where no SIMD one runs): the first not below its
-    least_k, unless a narrower tile issues at most three quarters of its vector multiply-adds per row and
+def tile_for(target: Target, n: int | None = None) -> Tile:
+    """The variant for a product of n columns, blocked for the target's caches. Without n, the first the
+    target runs. With it (portable variants only where no SIMD one runs): the first whose least_n n reaches,
+    unless a narrower tile issues at most three quarters of its vector multiply-adds per row and
     step of k (n rounded up to the tile, `lanes` floats a vector); then the first issuing the fewest (on
     AVX-512, 12x16 ahead of 8x8 on n = 8: 35 vs 30 GFLOP/s, benchmarks/gemm.py)."""
     tiles = runnable(target)
@@ -112,7 +112,7 @@ def tile_for(target: Target, n: int | None = None, k: int | None = None) -> Tile
         def fmas(t: Tile) -> int:
             return -(-padded(t) // (t.lanes or max(1, target.vector_bytes // 4)))
 
-        usual = next((t for t in tiles if k is None or k >= t.least_k), tiles[0])
+        usual = next((t for t in tiles if n >= t.least_n), tiles[0])
         best = min(tiles, key=fmas)
         tiles = (best if 4 * fmas(best) <= 3 * fmas(usual) else usual,)
     return dataclasses.replace(tiles[0], blocking=blocking(target, tiles[0]))
@@ -206,7 +206,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
     nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product;
     the residual of an epilogue follows the output's matrix number.
     """
-    tile = tile_for(ctx.target, n, k)
+    tile = tile_for(ctx.target, n)
     ctx.use_kernels("f32-gemm")
     index = (lambda i: nest.operand_index[i]) if nest else (lambda i: "0")
 

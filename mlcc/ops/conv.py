@@ -129,7 +129,7 @@ class Conv(Op):
                      **values)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)
-        tile = tile_for(ctx.target, group_out, k)
+        tile = tile_for(ctx.target, group_out)
         ctx.use_kernels("f32-gemm")
         # W [groups * group_out, group_in, *kernel] -> B [groups][(kernel..., group_in)][group_out]
         grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)

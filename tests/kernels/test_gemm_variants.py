@@ -21,9 +21,8 @@ from mlcc.targets import Target, _host_cpu_flags, all_targets, host_target
 from mlcc.toolchain import WARNINGS, target_flags
 
 HARNESS = Path(__file__).with_name("gemm_variants.c")
-# product widths and depths that make tile_for pick each variant somewhere
+# product widths that make tile_for pick each variant somewhere
 PROBE_N = (8, 16, 64)
-PROBE_K = (16, 1024)
 
 
 def _runs_here(target: Target) -> bool:
@@ -38,7 +37,7 @@ def _target_for(variant: Tile) -> Target:
     """A target this machine runs that selects the variant for some product (a portable one no target
     selects runs on the host target); skips, saying why, when there is none."""
     users = [t for t in all_targets().values()
-             if t.libc and any(tile_for(t, n, k) == variant for n in (None, *PROBE_N) for k in PROBE_K)]
+             if t.libc and any(tile_for(t, n) == variant for n in (None, *PROBE_N))]
     if not users and not variant.features:
         users = [host_target()]
     runnable = [t for t in users if _runs_here(t)]
