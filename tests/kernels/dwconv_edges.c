@@ -40,7 +40,7 @@ struct shape {
 static void check(const struct shape *s, size_t channels, int with_bias, int epilogue_kind)
 {
     struct mlcc_f32_conv_geometry ref;
-    struct mlcc_f32_dwconv_geometry g;
+    struct mlcc_f32_conv_geometry g;
     size_t in = 1, out = 1, taps = 1;
     for (int d = 0; d < 3; ++d) {
         const size_t span = (s->kernel[d] - 1) * s->dilation[d] + 1;

@@ -35,7 +35,7 @@ struct plan {
 
 /* What the pixels of one output row share. */
 struct row {
-    const struct mlcc_f32_dwconv_geometry *g;
+    const struct mlcc_f32_conv_geometry *g;
     size_t channels;
     const float *x, *w, *bias;
     float *y;                           /* the row's first output pixel */
@@ -49,7 +49,7 @@ struct row {
 /* Input pixel 0 of the row tap (kd, kh) reads (a tap inside the input). */
 static inline const float *input_row(const struct row *r, size_t kd, size_t kh)
 {
-    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const struct mlcc_f32_conv_geometry *g = r->g;
     const size_t id = (size_t)(r->id0 + (ptrdiff_t)(kd * g->dilation[0]));
     const size_t ih = (size_t)(r->ih0 + (ptrdiff_t)(kh * g->dilation[1]));
     return r->x + (id * g->in[1] + ih) * g->in[2] * r->channels;
@@ -62,7 +62,7 @@ static inline const float *weight_row(const struct row *r, size_t kd, size_t kh)
 }
 
 /* Input column of output pixel ow's tap 0 along w (negative in the left padding). */
-static inline ptrdiff_t input_column(const struct mlcc_f32_dwconv_geometry *g, size_t ow)
+static inline ptrdiff_t input_column(const struct mlcc_f32_conv_geometry *g, size_t ow)
 {
     return (ptrdiff_t)(ow * g->stride[2]) - (ptrdiff_t)g->pad[2];
 }
@@ -71,7 +71,7 @@ static inline ptrdiff_t input_column(const struct mlcc_f32_dwconv_geometry *g, s
  * shim, and the channels fewer than one vector on the others. */
 static void pixel_portable(const struct row *r, size_t ow, size_t c0, size_t c1)
 {
-    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const struct mlcc_f32_conv_geometry *g = r->g;
     const size_t channels = r->channels;
     const ptrdiff_t iw0 = input_column(g, ow);
     size_t kw_lo, kw_hi;
@@ -166,7 +166,7 @@ static inline mlcc_f32v bias_vector(const struct row *r, size_t c)
 /* Output pixel ow at channel c, checking which of its taps along w are inside the input (a border pixel). */
 static void pixel_vector(const struct row *r, size_t ow, size_t c)
 {
-    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const struct mlcc_f32_conv_geometry *g = r->g;
     const size_t channels = r->channels;
     const ptrdiff_t iw0 = input_column(g, ow);
     size_t kw_lo, kw_hi;
@@ -188,7 +188,7 @@ static void pixel_vector(const struct row *r, size_t ow, size_t c)
  * loaded once and feeds every pixel of the tile. */
 static FORCE_INLINE void tile_any(const struct row *r, size_t ow, size_t c, size_t count)
 {
-    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const struct mlcc_f32_conv_geometry *g = r->g;
     const size_t channels = r->channels, step = g->stride[2] * channels, kw_step = g->dilation[2] * channels;
     const size_t iw0 = (size_t)input_column(g, ow);
     mlcc_f32v acc[TILE];
@@ -326,7 +326,7 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
 
 static FORCE_INLINE void tile_flat(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow, size_t count)
 {
-    const struct mlcc_f32_dwconv_geometry *g = r->g;
+    const struct mlcc_f32_conv_geometry *g = r->g;
     const size_t channels = r->channels, kw_step = g->dilation[2] * channels;
     const size_t iw0 = (size_t)input_column(g, ow);
     mlcc_f32v acc[TILE];
@@ -378,7 +378,7 @@ static mlcc_f32v repeated(const float *w, size_t channels)
 /* The kernel's path for this channel count and window. */
 enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT };
 
-void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t channels,
+void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                 const float *x, const float *w, const float *bias,
                                 float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
 {

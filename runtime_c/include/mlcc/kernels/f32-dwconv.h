@@ -3,30 +3,21 @@
  * A target without a shim builds the portable loop instead. The scalar oracle the tests compare against
  * is f32-conv's mlcc_f32_conv_depthwise_nhwc__scalar.
  *
- * Every convolution is seen as 3-D (1-D and 2-D ones have leading extents of 1); coordinates follow the
- * forward convolution: input index = output index * stride + tap * dilation - pad.
+ * The geometry is f32-conv's (struct mlcc_f32_conv_geometry: every convolution seen as 3-D).
  */
 #ifndef MLCC_KERNELS_F32_DWCONV_H
 #define MLCC_KERNELS_F32_DWCONV_H
 
 #include "mlcc/activation.h"
+#include "mlcc/kernels/f32-conv.h"  /* struct mlcc_f32_conv_geometry */
 #include "mlcc/runtime.h"
-
-struct mlcc_f32_dwconv_geometry {
-    size_t in[3];        /* input extents (d, h, w) */
-    size_t out[3];       /* output extents */
-    size_t kernel[3];
-    size_t stride[3];
-    size_t dilation[3];
-    size_t pad[3];       /* padding before each axis; padding after is implied by `out` */
-};
 
 /* One image: y[pixel][c] = bias[c] + sum over the taps t inside the input of x[source][c] * w[t][c].
  * w is taps x channels (taps in (kd, kh, kw) order, each a run of `channels` floats: the vector of weights
  * a channel block needs at one tap); bias may be NULL. The epilogue (NULL: none) sees rows = output
  * pixels, columns = channels. y must not overlap x or the residual: a channel count that is not a multiple
  * of the vector width is finished by one vector overlapping the previous one, written twice. */
-void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_dwconv_geometry *g, size_t channels,
+void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                 const float *x, const float *w, const float *bias,
                                 float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
