@@ -3,7 +3,12 @@
  * B + the broadcasts fit its 16 registers), and lowers v128.load32_splat to a scalar load, a move and a
  * broadcast. Over a packed micro-panel the 4 rows' A at one k are one v128 load instead, and each
  * broadcast one lane shuffle (pshufd on x86). 1024^3 in wasmtime: 15 -> 19-21 GFLOP/s (V8: about the same
- * as 4x16); products with k <= 64 lose ~20% to the per-tile overhead of a tile half as wide. */
+ * as 4x16); products with k <= 64 lose ~20% to the per-tile overhead of a tile half as wide.
+ * Tried and slower or no better in wasmtime 50 (benchmarks/gemm.py, thread CPU, 5-7 interleaved rounds):
+ * k unrolled by 2 or 4, 5x8 and 6x8 (A as two overlapping loads), 2x16. Cranelift keeps loads in the
+ * module's order and sinks arithmetic to its first use, so an unrolled body loads all its B and A up front
+ * and spills accumulators; 5x8 needs all 16 registers and spilled 4. On x86 the kernel is bound by its
+ * multiplies, adds and lane shuffles (20 per step of k for 64 flops). */
 #if defined(__wasm_simd128__)
 #include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/simd/wasmsimd.h"
