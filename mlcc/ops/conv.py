@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import Node, Value
 from . import Op, register
+from . import _conv_direct
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._gemm import SCRATCH_BUDGET, Epilogue, chunk_columns, packed_constant, packed_size, tile_for
@@ -118,6 +119,14 @@ class Conv(Op):
         values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
+        if _conv_direct.applies(groups, group_in):
+            if epilogue is not None:
+                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
+            # W [out_channels, channels, *kernel] -> [(kernel..., channels)][out_channels]
+            b = w.data.transpose(*range(2, 2 + len(geo.kernel)), 1, 0).reshape(-1, out_channels)
+            _conv_direct.lower(node, ctx, b, dict(values, pixels=pixels,
+                                                  y_pitch=output_row_pitch(ctx.graph, y) or out_channels), out_channels)
+            return
         if groups > 1 and group_in == 1 and group_out == 1:
             # f32-dwconv reads w as taps x channels: at each tap, the weights of a vector of channels
             taps = np.ascontiguousarray(w.data.reshape(channels, geo.taps).T, dtype=np.float32)

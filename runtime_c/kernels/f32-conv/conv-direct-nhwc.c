@@ -1,0 +1,247 @@
+/* f32-conv: direct convolution of channels-last images with few input channels (a network's stem), on the
+ * SIMD shim (mlcc/simd.h): the output channels are the vector lanes. im2col would copy runs of a channel
+ * or three per tap and hand f32-gemm a k of a few dozen; here a block of output pixels along w reads its
+ * taps in place: per tap, one vector of weights per panel vector and one broadcast per pixel. Border
+ * pixels (part of the window in the padding along w) run one at a time over their taps inside the input;
+ * the interior ends with a block overlapping the one before it (those pixels are written twice). Targets
+ * without a shim run the __scalar form. */
+#include "mlcc/kernels/f32-conv.h"
+#include "mlcc/simd.h"
+#if MLCC_HAVE_F32V
+#include "mlcc/activation-simd.h"
+#endif
+
+#if defined(__GNUC__)
+#define FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define FORCE_INLINE inline
+#endif
+
+/* The taps k of output o's window along `dim` whose input index lies inside the input, as [*lo, *hi). */
+static void taps_inside(const struct mlcc_f32_conv_geometry *g, int dim, size_t o, size_t *lo, size_t *hi)
+{
+    const size_t start = o * g->stride[dim], step = g->dilation[dim], pad = g->pad[dim], in = g->in[dim];
+    size_t k = 0;
+    while (k < g->kernel[dim] && start + k * step < pad) ++k;
+    *lo = k;
+    while (k < g->kernel[dim] && start + k * step < pad + in) ++k;
+    *hi = k;
+}
+
+void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                       size_t out_channels, size_t nr, const float *x, const float *w,
+                                       const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                       const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    size_t p = 0;
+    for (size_t od = 0; od < g->out[0]; ++od) {
+        size_t d_lo, d_hi;
+        taps_inside(g, 0, od, &d_lo, &d_hi);
+        for (size_t oh = 0; oh < g->out[1]; ++oh) {
+            size_t h_lo, h_hi;
+            taps_inside(g, 1, oh, &h_lo, &h_hi);
+            for (size_t ow = 0; ow < g->out[2]; ++ow, ++p) {
+                size_t w_lo, w_hi;
+                taps_inside(g, 2, ow, &w_lo, &w_hi);
+                float *MLCC_RESTRICT yp = y + p * y_pitch;
+                /* a panel's nr sums at a time: each tap's row of weights read once, in order */
+                for (size_t o0 = 0; o0 < out_channels; o0 += nr) {
+                    const size_t live = MLCC_MIN(nr, out_channels - o0);
+                    const float *wp = w + o0 * k;
+                    for (size_t o = 0; o < live; ++o) yp[o0 + o] = bias == NULL ? 0.0f : bias[o0 + o];
+                    for (size_t kd = d_lo; kd < d_hi; ++kd) {
+                        const size_t id = od * g->stride[0] + kd * g->dilation[0] - g->pad[0];
+                        for (size_t kh = h_lo; kh < h_hi; ++kh) {
+                            const size_t ih = oh * g->stride[1] + kh * g->dilation[1] - g->pad[1];
+                            for (size_t kw = w_lo; kw < w_hi; ++kw) {
+                                const size_t iw = ow * g->stride[2] + kw * g->dilation[2] - g->pad[2];
+                                const float *xp = x + ((id * g->in[1] + ih) * g->in[2] + iw) * channels;
+                                const float *wt = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw) * channels * nr;
+                                for (size_t c = 0; c < channels; ++c)
+                                    for (size_t o = 0; o < live; ++o) yp[o0 + o] += xp[c] * wt[c * nr + o];
+                            }
+                        }
+                    }
+                }
+                mlcc_f32_epilogue_apply(epilogue, 1, out_channels, yp, y_pitch, p, 0);
+            }
+        }
+    }
+}
+
+#if MLCC_HAVE_F32V
+#define LANES MLCC_F32V_LANES
+/* accumulators a block may hold: the rest of the register file keeps a panel row of weights and a
+ * broadcast (32 vector registers on AVX-512, 16 on AVX2 and in WebAssembly engines on x86) */
+#define ACCUMULATORS (LANES >= 16u ? 24u : 12u)
+#define MAX_VECTORS (MLCC_F32_CONV_MAX_NR / LANES)
+
+/* What every block of one output row shares. */
+struct row {
+    const struct mlcc_f32_conv_geometry *g;
+    size_t channels, out_channels, nr, k;
+    const float *x;                 /* the image */
+    size_t d_lo, d_hi, h_lo, h_hi;  /* taps inside the input along d and h */
+    size_t id0, ih0;                /* input index + pad of tap 0 along d and h */
+    float *y;                       /* the row's first output pixel */
+    size_t y_pitch, p0;             /* p0: that pixel's index, for the residual */
+};
+
+/* v[0 .. n) += residual (n < LANES, or scattered) through a full vector. */
+static void add_residual_part(mlcc_f32v *v, const float *r, size_t cs, size_t n)
+{
+    float part[LANES] = {0.0f};
+    for (size_t i = 0; i < n; ++i) part[i] = r[i * cs];
+    *v = mlcc_f32v_add(*v, mlcc_f32v_load(part));
+}
+
+/* y[0 .. n) = v's first n lanes, through the scalar activation when act. */
+static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struct mlcc_f32_epilogue *act)
+{
+    float part[LANES];
+    mlcc_f32v_store(part, v);
+    if (act == NULL) {
+        for (size_t i = 0; i < n; ++i) y[i] = part[i];
+    } else {
+        for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_activate(act, part[i]);
+    }
+}
+
+/* Output pixels ow .. ow + pb of the row, channels o0 .. o0 + nv * LANES (panel wp, its bias bp or NULL),
+ * over the taps kw_lo .. kw_hi along w; pb and nv are constants once inlined. */
+static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t ow, size_t kw_lo, size_t kw_hi,
+                               size_t o0, const float *wp, const float *bp, const struct mlcc_f32_epilogue *e)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    const size_t c_n = r->channels, nr = r->nr;
+    const size_t pixel_step = g->stride[2] * c_n, tap_step = g->dilation[2] * c_n;
+    mlcc_f32v acc[ACCUMULATORS];
+    for (size_t i = 0; i < pb; ++i)
+        for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = bp == NULL ? mlcc_f32v_zero() : mlcc_f32v_load(bp + j * LANES);
+    /* the taps along w as runs of contiguous floats: one run of every tap's channels without dilation */
+    const size_t runs = g->dilation[2] == 1 ? 1 : kw_hi - kw_lo;
+    const size_t run_length = g->dilation[2] == 1 ? (kw_hi - kw_lo) * c_n : c_n;
+    /* input index of this block's first tap inside the input along w (pad added: never below it) */
+    const size_t iw = ow * g->stride[2] + kw_lo * g->dilation[2] - g->pad[2];
+    for (size_t kd = r->d_lo; kd < r->d_hi && kw_lo < kw_hi; ++kd) {
+        const size_t id = r->id0 + kd * g->dilation[0];
+        for (size_t kh = r->h_lo; kh < r->h_hi; ++kh) {
+            const size_t ih = r->ih0 + kh * g->dilation[1];
+            const float *xr = r->x + ((id * g->in[1] + ih) * g->in[2] + iw) * c_n;
+            const float *wr = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw_lo) * c_n * nr;
+            for (size_t run = 0; run < runs; ++run, xr += tap_step, wr += run_length * nr) {
+                for (size_t t = 0; t < run_length; ++t) {
+                    mlcc_f32v wv[MAX_VECTORS];
+                    for (size_t j = 0; j < nv; ++j) wv[j] = mlcc_f32v_load(wr + t * nr + j * LANES);
+                    for (size_t i = 0; i < pb; ++i) {
+                        const mlcc_f32v a = mlcc_f32v_splat(xr[i * pixel_step + t]);
+                        for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = mlcc_f32v_fma(acc[i * nv + j], a, wv[j]);
+                    }
+                }
+            }
+        }
+    }
+    /* lanes past out_channels are computed, never stored */
+    const size_t live = r->out_channels - o0;
+    if (e != NULL && e->residual != NULL) {
+        for (size_t i = 0; i < pb; ++i) {
+            const float *res = e->residual + (r->p0 + ow + i) * e->residual_rs + o0 * e->residual_cs;
+            for (size_t j = 0; j < nv && j * LANES < live; ++j) {
+                const size_t n = MLCC_MIN(LANES, live - j * LANES);
+                if (n == LANES && e->residual_cs == 1)
+                    acc[i * nv + j] = mlcc_f32v_add(acc[i * nv + j], mlcc_f32v_load(res + j * LANES));
+                else
+                    add_residual_part(&acc[i * nv + j], res + j * LANES * e->residual_cs, e->residual_cs, n);
+            }
+        }
+    }
+    const struct mlcc_f32_epilogue *scalar_act = e == NULL || mlcc_f32v_activate(e, acc, pb * nv) ? NULL : e;
+    for (size_t i = 0; i < pb; ++i) {
+        float *yp = r->y + (ow + i) * r->y_pitch + o0;
+        for (size_t j = 0; j < nv && j * LANES < live; ++j) {
+            const size_t n = MLCC_MIN(LANES, live - j * LANES);
+            if (n == LANES && scalar_act == NULL)
+                mlcc_f32v_store(yp + j * LANES, acc[i * nv + j]);
+            else
+                store_part(acc[i * nv + j], yp + j * LANES, n, scalar_act);
+        }
+    }
+}
+
+/* One panel of the row: border pixels singly, the interior in blocks of pb. */
+static FORCE_INLINE void panel_row(size_t pb, size_t nv, const struct row *r, size_t ow_a, size_t ow_b,
+                                   size_t o0, const float *wp, const float *bp, const struct mlcc_f32_epilogue *e)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    size_t lo, hi;
+    for (size_t ow = 0; ow < g->out[2]; ++ow) {
+        if (ow == ow_a && ow_b - ow_a >= pb) {  /* the interior: every tap along w inside */
+            for (; ow + pb <= ow_b; ow += pb) block(pb, nv, r, ow, 0, g->kernel[2], o0, wp, bp, e);
+            if (ow < ow_b) block(pb, nv, r, ow_b - pb, 0, g->kernel[2], o0, wp, bp, e);
+            ow = ow_b;
+            if (ow == g->out[2]) break;
+        }
+        taps_inside(g, 2, ow, &lo, &hi);
+        block(1, nv, r, ow, lo, hi, o0, wp, bp, e);
+    }
+}
+
+static void row_panels(const struct row *r, size_t ow_a, size_t ow_b, const float *w, const float *bias,
+                       const float *bias_tail, const struct mlcc_f32_epilogue *e)
+{
+    const size_t nv = r->nr / LANES;
+    for (size_t o0 = 0; o0 < r->out_channels; o0 += r->nr) {
+        const float *wp = w + o0 * r->k;  /* panel o0 / nr: k rows of nr */
+        const float *bp = bias == NULL ? NULL : o0 + r->nr <= r->out_channels ? bias + o0 : bias_tail;
+        switch (nv) {
+        case 1:
+            panel_row(8u, 1u, r, ow_a, ow_b, o0, wp, bp, e);
+            break;
+        case 2:
+            panel_row(ACCUMULATORS / 2u < 8u ? ACCUMULATORS / 2u : 8u, 2u, r, ow_a, ow_b, o0, wp, bp, e);
+            break;
+        case 3:
+            panel_row(ACCUMULATORS / 3u < 8u ? ACCUMULATORS / 3u : 8u, 3u, r, ow_a, ow_b, o0, wp, bp, e);
+            break;
+        default:
+            panel_row(ACCUMULATORS / 4u, 4u, r, ow_a, ow_b, o0, wp, bp, e);
+            break;
+        }
+    }
+}
+#endif
+
+void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                     size_t out_channels, size_t nr, const float *x, const float *w,
+                                     const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                     const struct mlcc_f32_epilogue *epilogue)
+{
+#if MLCC_HAVE_F32V
+    if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {
+        struct row r = {g, channels, out_channels, nr, g->kernel[0] * g->kernel[1] * g->kernel[2] * channels,
+                        x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
+        float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
+        if (bias != NULL && out_channels % nr != 0)
+            for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
+        /* interior pixels along w: ow * stride >= pad and ow * stride - pad + span <= in */
+        const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
+        const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
+        const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
+                          : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
+        for (size_t od = 0; od < g->out[0]; ++od) {
+            taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
+            r.id0 = od * g->stride[0] - g->pad[0];
+            for (size_t oh = 0; oh < g->out[1]; ++oh) {
+                taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
+                r.ih0 = oh * g->stride[1] - g->pad[1];
+                r.p0 = (od * g->out[1] + oh) * g->out[2];
+                r.y = y + r.p0 * y_pitch;
+                row_panels(&r, ow_a, ow_b, w, bias, bias_tail, epilogue);
+            }
+        }
+        return;
+    }
+#endif
+    mlcc_f32_conv_direct_nhwc__scalar(g, channels, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+}

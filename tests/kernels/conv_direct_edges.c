@@ -1,0 +1,203 @@
+/* Checks mlcc_f32_conv_direct_nhwc__simd and __scalar against a naive convolution over unpacked weights:
+ * 1 to 5 input channels, output channel counts around every vector width (1 .. 33, 48, 64) with panels of
+ * 1 to 4 vectors (and widths __simd hands to __scalar), 1x1 images, pads on every side (wider than the
+ * window too), strides and dilations per axis, 3x3 / 7x7 / 10x4 / 1-D / 3-D windows, with and without
+ * bias, output rows wider than the channels (a slice of a Concat), and fused epilogues (vector and scalar
+ * activations, a residual read per element or broadcast per pixel). Inputs are fenced with NaN, so a read
+ * outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is caught.
+ * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
+ * test_conv_direct_kernel.py. */
+#include <math.h>
+#include <stdio.h>
+
+#include "mlcc/kernels/f32-conv.h"
+
+#define ELEMS 32768u
+#define FENCE 64u
+#define SENTINEL 12345.0f
+
+static float x_buf[ELEMS + 2 * FENCE], w_raw[ELEMS], w_buf[ELEMS + 2 * FENCE], b_buf[ELEMS + 2 * FENCE],
+    r_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want[ELEMS];
+static uint32_t rng_state = 12345u;
+static int failures, cases;
+
+static float uniform(void)
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
+}
+
+static float *fenced_random(float *buf, size_t n)
+{
+    for (size_t i = 0; i < n + 2 * FENCE; ++i) buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : uniform();
+    return buf + FENCE;
+}
+
+struct shape {
+    size_t in[3], kernel[3], stride[3], dilation[3], pad[3], pad_end[3];
+};
+
+/* want = the convolution over w_raw[o][t] (t = (kd, kh, kw, c)), then the epilogue, row pitch `pitch` */
+static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t out_channels, const float *x,
+                  const float *bias, size_t pitch, const struct mlcc_f32_epilogue *e)
+{
+    const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    size_t p = 0;
+    for (long od = 0; od < (long)g->out[0]; ++od)
+        for (long oh = 0; oh < (long)g->out[1]; ++oh)
+            for (long ow = 0; ow < (long)g->out[2]; ++ow, ++p) {
+                for (size_t o = 0; o < out_channels; ++o) {
+                    float sum = bias == NULL ? 0.0f : bias[o];
+                    size_t t = 0;
+                    for (long kd = 0; kd < (long)g->kernel[0]; ++kd)
+                        for (long kh = 0; kh < (long)g->kernel[1]; ++kh)
+                            for (long kw = 0; kw < (long)g->kernel[2]; ++kw, t += channels) {
+                                const long id = od * (long)g->stride[0] + kd * (long)g->dilation[0] - (long)g->pad[0];
+                                const long ih = oh * (long)g->stride[1] + kh * (long)g->dilation[1] - (long)g->pad[1];
+                                const long iw = ow * (long)g->stride[2] + kw * (long)g->dilation[2] - (long)g->pad[2];
+                                if (id < 0 || ih < 0 || iw < 0 || id >= (long)g->in[0] || ih >= (long)g->in[1]
+                                    || iw >= (long)g->in[2])
+                                    continue;
+                                const float *xp = x + (((size_t)id * g->in[1] + (size_t)ih) * g->in[2] + (size_t)iw) * channels;
+                                for (size_t c = 0; c < channels; ++c) sum += xp[c] * w_raw[o * k + t + c];
+                            }
+                    want[p * pitch + o] = sum;
+                }
+                mlcc_f32_epilogue_apply(e, 1, out_channels, want + p * pitch, pitch, p, 0);
+            }
+}
+
+static size_t compare(const float *got, size_t pixels, size_t pitch, size_t out_channels, size_t *first)
+{
+    size_t bad = 0;
+    for (size_t p = 0; p < pixels; ++p)
+        for (size_t i = p * pitch; i < p * pitch + pitch; ++i) {
+            const int live = i - p * pitch < out_channels;
+            if (live ? !(fabsf(got[i] - want[i]) <= 1e-5f + 1e-5f * fabsf(want[i])) : got[i] != SENTINEL) {
+                if (bad++ == 0) *first = i;
+            }
+        }
+    for (size_t i = 0; i < FENCE; ++i)
+        if (got[-(long)FENCE + (long)i] != SENTINEL || got[pixels * pitch + i] != SENTINEL) ++bad;
+    return bad;
+}
+
+static void check(const struct shape *s, size_t channels, size_t out_channels, size_t nr, size_t extra_pitch,
+                  int with_bias, int epilogue_kind)
+{
+    struct mlcc_f32_conv_geometry g;
+    size_t in = 1, out = 1, taps = 1;
+    for (int d = 0; d < 3; ++d) {
+        const size_t span = (s->kernel[d] - 1) * s->dilation[d] + 1;
+        g.in[d] = s->in[d];
+        g.out[d] = (s->in[d] + s->pad[d] + s->pad_end[d] - span) / s->stride[d] + 1;
+        g.kernel[d] = s->kernel[d];
+        g.stride[d] = s->stride[d];
+        g.dilation[d] = s->dilation[d];
+        g.pad[d] = s->pad[d];
+        in *= g.in[d];
+        out *= g.out[d];
+        taps *= g.kernel[d];
+    }
+    const size_t k = taps * channels, panels = (out_channels + nr - 1) / nr, pitch = out_channels + extra_pitch;
+    if (in * channels > ELEMS || out * pitch > ELEMS || panels * nr * k > ELEMS) {
+        printf("case too large: in %zu out %zu k %zu channels %zu\n", in, out, k, out_channels);
+        ++failures;
+        return;
+    }
+    const float *x = fenced_random(x_buf, in * channels);
+    for (size_t i = 0; i < out_channels * k; ++i) w_raw[i] = uniform();
+    float *w = w_buf + FENCE;  /* packed: panel j, row t, column o % nr; zeros past out_channels */
+    for (size_t i = 0; i < panels * nr * k + 2 * FENCE; ++i) w_buf[i] = NAN;
+    for (size_t j = 0; j < panels; ++j)
+        for (size_t t = 0; t < k; ++t)
+            for (size_t o = 0; o < nr; ++o)
+                w[(j * k + t) * nr + o] = j * nr + o < out_channels ? w_raw[(j * nr + o) * k + t] : 0.0f;
+    const float *bias = with_bias ? fenced_random(b_buf, out_channels) : NULL;
+    const float *residual = fenced_random(r_buf, out * pitch);
+    /* 0 none, 1 relu, 2 clip, 3 residual + hard-swish, 4 sigmoid (no vector form), 5 residual per pixel */
+    struct mlcc_f32_epilogue e = {MLCC_ACTIVATION_NONE, 0.0f, 0.0f, NULL, 0u, 0u};
+    if (epilogue_kind == 1) e.activation = MLCC_ACTIVATION_RELU;
+    if (epilogue_kind == 2) {
+        e.activation = MLCC_ACTIVATION_CLIP;
+        e.a = -0.5f;
+        e.b = 0.75f;
+    }
+    if (epilogue_kind == 3) {
+        e.activation = MLCC_ACTIVATION_HARD_SWISH;
+        e.residual = residual;
+        e.residual_rs = pitch;
+        e.residual_cs = 1u;
+    }
+    if (epilogue_kind == 4) e.activation = MLCC_ACTIVATION_SIGMOID;
+    if (epilogue_kind == 5) {
+        e.activation = MLCC_ACTIVATION_RELU;
+        e.residual = residual;
+        e.residual_rs = 1u;
+        e.residual_cs = 0u;
+    }
+    const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
+    naive(&g, channels, out_channels, x, bias, pitch, epilogue);
+    for (int form = 0; form < 2; ++form) {
+        for (size_t i = 0; i < out * pitch + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
+        float *got = got_buf + FENCE;
+        if (form == 0)
+            mlcc_f32_conv_direct_nhwc__scalar(&g, channels, out_channels, nr, x, w, bias, got, pitch, epilogue);
+        else
+            mlcc_f32_conv_direct_nhwc__simd(&g, channels, out_channels, nr, x, w, bias, got, pitch, epilogue);
+        ++cases;
+        size_t first = 0;
+        const size_t bad = compare(got, out, pitch, out_channels, &first);
+        if (bad) {
+            ++failures;
+            printf("FAIL %s in %zux%zux%zu k %zux%zux%zu s %zu,%zu,%zu dil %zu,%zu,%zu pad %zu,%zu,%zu/%zu,%zu,%zu "
+                   "channels %zu -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
+                   form ? "simd" : "scalar", s->in[0], s->in[1], s->in[2], s->kernel[0], s->kernel[1], s->kernel[2],
+                   s->stride[0], s->stride[1], s->stride[2], s->dilation[0], s->dilation[1], s->dilation[2],
+                   s->pad[0], s->pad[1], s->pad[2], s->pad_end[0], s->pad_end[1], s->pad_end[2], channels,
+                   out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
+                   (double)want[first]);
+        }
+    }
+}
+
+static const struct shape shapes[] = {
+    /* in            kernel     stride     dilation   pad        pad_end */
+    {{1, 1, 1}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},     /* 1x1 image */
+    {{1, 2, 3}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {{1, 9, 13}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},    /* blocks and an overlapping one */
+    {{1, 12, 31}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},   /* a stem, stride 2 */
+    {{1, 12, 31}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},   /* unpadded, the last column unread */
+    {{1, 10, 34}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 1, 1}},   /* SAME_UPPER, stride 2 */
+    {{1, 6, 20}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 2, 0}, {0, 0, 2}},    /* one side each */
+    {{1, 8, 22}, {1, 3, 3}, {1, 1, 3}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {{1, 9, 20}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 2}, {0, 2, 2}},    /* dilation 2 */
+    {{1, 4, 5}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 3, 3}, {0, 3, 3}},     /* windows wholly in the padding */
+    {{1, 15, 29}, {1, 7, 7}, {1, 2, 2}, {1, 1, 1}, {0, 3, 3}, {0, 3, 3}},   /* a 7x7 stem */
+    {{1, 49, 10}, {1, 10, 4}, {1, 2, 2}, {1, 1, 1}, {0, 4, 1}, {0, 5, 2}},  /* DS-CNN's stem */
+    {{1, 1, 40}, {1, 1, 5}, {1, 1, 2}, {1, 1, 1}, {0, 0, 2}, {0, 0, 2}},    /* 1-D */
+    {{4, 5, 12}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},    /* 3-D */
+    {{5, 6, 14}, {3, 1, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}, {0, 0, 1}},
+};
+
+static const size_t channel_counts[] = {1, 2, 3, 4, 5};
+static const size_t out_counts[] = {1, 3, 4, 7, 8, 9, 16, 17, 24, 32, 33, 48, 64};
+static const size_t widths[] = {4, 8, 12, 16, 24, 32, 48, 64, 6};  /* nr: 1 to 4 vectors of each shim, and odd */
+
+int main(void)
+{
+    const size_t nshapes = sizeof shapes / sizeof shapes[0];
+    const size_t nchannels = sizeof channel_counts / sizeof channel_counts[0];
+    const size_t nouts = sizeof out_counts / sizeof out_counts[0], nwidths = sizeof widths / sizeof widths[0];
+    size_t turn = 0;
+    for (size_t i = 0; i < nshapes; ++i)
+        for (size_t c = 0; c < nchannels; ++c)
+            for (size_t o = 0; o < nouts; ++o, ++turn) {
+                const size_t nr = widths[turn % nwidths];
+                check(&shapes[i], channel_counts[c], out_counts[o], nr, 0, 1, 0);
+                check(&shapes[i], channel_counts[c], out_counts[o], widths[(turn + 3) % nwidths], turn % 3 == 0 ? 5 : 0,
+                      (int)(turn & 1u), 1 + (int)(turn % 5u));
+            }
+    printf("%d of %d cases differ\n", failures, cases);
+    return failures != 0;
+}
