@@ -99,7 +99,7 @@ def lower(attention: Attention, node: Node, ctx) -> None:
     if rows > tile.mr:
         rows -= rows % tile.mr
     round16 = lambda n: -(-n // 16) * 16
-    work_floats = round16(packed_size(qk_dim, kv_len, tile.nr)) + round16(packed_size(kv_len, v_dim, tile.nr)) + rows * kv_len
+    work_floats = round16(packed_size(qk_dim, kv_len, tile.nr)) + round16(packed_size(kv_len, v_dim, tile.nr)) + rows * (kv_len + 1)
     ctx.use_kernels("f32-gemm")
     ctx.use_kernels("f32-attention")
     strides = {"q": a.q.strides, "k": a.k.strides, "v": a.v.strides, "y": a.y.strides}

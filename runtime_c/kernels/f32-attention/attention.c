@@ -23,7 +23,7 @@ static size_t packed_floats(size_t k, size_t n, size_t nr)
 size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, size_t nr)
 {
     return round16(packed_floats(p->qk_dim, p->kv_len, nr)) + round16(packed_floats(p->kv_len, p->v_dim, nr))
-           + p->block_rows * p->kv_len;
+           + p->block_rows * (p->kv_len + 1u);
 }
 
 /* Row i of (batch b, head h)'s scaled scores s, masked: the additive mask added, then every masked entry
@@ -50,9 +50,11 @@ static void mask_row(const struct mlcc_f32_attention_params *p, size_t b, size_t
     }
 }
 
-/* A masked row's numerically stable softmax in place (the row's maximum subtracted before exponentiating),
- * in the vectors of the target's SIMD shim with mlcc/simd/math.h's exp; the scalar oracle's is below. */
-static void softmax_row(const struct mlcc_f32_attention_params *p, float *MLCC_RESTRICT s)
+/* A masked row's numerically stable softmax, but for its normalisation: e^(s - max) in place (the row's
+ * maximum subtracted first), in the vectors of the target's SIMD shim; returns 1 / their sum, which the
+ * caller applies to the row's output (v_dim wide, not kv_len). A row masked throughout gives zeros and 0
+ * when asked to (zero_masked_rows). The scalar oracle's is below. */
+static float exp_row(const struct mlcc_f32_attention_params *p, float *MLCC_RESTRICT s)
 {
     const size_t n = p->kv_len;
     size_t j = 0;
@@ -68,30 +70,24 @@ static void softmax_row(const struct mlcc_f32_attention_params *p, float *MLCC_R
     for (; j < n; ++j) peak = s[j] > peak ? s[j] : peak;
     if (p->zero_masked_rows && peak == -INFINITY) {
         for (j = 0; j < n; ++j) s[j] = 0.0f;
-        return;
+        return 0.0f;
     }
     j = 0;
 #if MLCC_HAVE_F32V
     const mlcc_f32v vp = mlcc_f32v_splat(peak);
     mlcc_f32v vsum = mlcc_f32v_zero();
     for (; j + lanes <= n; j += lanes) {
-        const mlcc_f32v e = mlcc_f32v_exp(mlcc_f32v_sub(mlcc_f32v_load(s + j), vp));
+        const mlcc_f32v e = mlcc_f32v_exp_nonpositive(mlcc_f32v_sub(mlcc_f32v_load(s + j), vp));
         mlcc_f32v_store(s + j, e);
         vsum = mlcc_f32v_add(vsum, e);
     }
     sum = mlcc_f32v_reduce_add(vsum);
 #endif
     for (; j < n; ++j) {
-        s[j] = mlcc_f32_exp(s[j] - peak);
+        s[j] = mlcc_f32_exp_nonpositive(s[j] - peak);
         sum += s[j];
     }
-    const float inv_sum = 1.0f / sum;
-    j = 0;
-#if MLCC_HAVE_F32V
-    const mlcc_f32v vinv = mlcc_f32v_splat(inv_sum);
-    for (; j + lanes <= n; j += lanes) mlcc_f32v_store(s + j, mlcc_f32v_mul(mlcc_f32v_load(s + j), vinv));
-#endif
-    for (; j < n; ++j) s[j] *= inv_sum;
+    return 1.0f / sum;
 }
 
 static void softmax_row__reference(const struct mlcc_f32_attention_params *p, float *MLCC_RESTRICT s)
@@ -112,6 +108,16 @@ static void softmax_row__reference(const struct mlcc_f32_attention_params *p, fl
     for (size_t j = 0; j < n; ++j) s[j] *= inv_sum;
 }
 
+static void scale_row(size_t n, float scale, float *MLCC_RESTRICT y)
+{
+    size_t j = 0;
+#if MLCC_HAVE_F32V
+    const mlcc_f32v vs = mlcc_f32v_splat(scale);
+    for (; j + MLCC_F32V_LANES <= n; j += MLCC_F32V_LANES) mlcc_f32v_store(y + j, mlcc_f32v_mul(mlcc_f32v_load(y + j), vs));
+#endif
+    for (; j < n; ++j) y[j] *= scale;
+}
+
 void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
                         const float *q, const float *k, const float *v, const float *add_mask,
                         const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
@@ -120,6 +126,7 @@ void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct ml
     float *packed_kt = work;
     float *packed_v = packed_kt + round16(packed_floats(p->qk_dim, n, nr));
     float *scores = packed_v + round16(packed_floats(n, p->v_dim, nr));
+    float *inv_sums = scores + p->block_rows * n;
     for (size_t b = 0; b < p->batch; ++b) {
         for (size_t h = 0; h < p->heads; ++h) {
             if (h % p->kv_group == 0) {  /* a new key/value head: pack K^T (qk_dim x n) and V (n x v_dim) */
@@ -135,11 +142,12 @@ void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct ml
                               NULL, 0u, 0u, 0.0f, NULL);
                 for (size_t r = 0; r < rows; ++r) {
                     mask_row(p, b, h, i0 + r, add_mask, keep_mask, scores + r * n);
-                    if (n != 0) softmax_row(p, scores + r * n);
+                    inv_sums[r] = n != 0 ? exp_row(p, scores + r * n) : 0.0f;
                 }
                 float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
                 mlcc_f32_gemm(gemm, rows, p->v_dim, n, scores, n, 1u, packed_v, yi, p->y.row, 1.0f,
                               NULL, 0u, 0u, 0.0f, NULL);
+                for (size_t r = 0; r < rows; ++r) scale_row(p->v_dim, inv_sums[r], yi + r * p->y.row);
             }
         }
     }

@@ -1,5 +1,6 @@
 /* f32 softmax and log-softmax in the vectors of the target's SIMD shim (mlcc/simd.h), with the vector exp
- * of mlcc/simd/math.h; a target without a shim runs the same loops lane by lane with its scalar form. */
+ * of mlcc/simd/math.h for x - max <= 0 (mlcc_f32v_exp_nonpositive: results below the smallest normal float,
+ * next to the max's 1, are 0); a target without a shim runs the same loops lane by lane with its scalar form. */
 #include <math.h>
 
 #include "mlcc/kernels/f32-softmax.h"
@@ -35,14 +36,14 @@ static float exp_and_sum(size_t n, const float *MLCC_RESTRICT x, float m, float 
     const mlcc_f32v vm = mlcc_f32v_splat(m);
     mlcc_f32v acc = mlcc_f32v_zero();
     for (; i + MLCC_F32V_LANES <= n; i += MLCC_F32V_LANES) {
-        const mlcc_f32v e = mlcc_f32v_exp(mlcc_f32v_sub(mlcc_f32v_load(x + i), vm));
+        const mlcc_f32v e = mlcc_f32v_exp_nonpositive(mlcc_f32v_sub(mlcc_f32v_load(x + i), vm));
         if (y != NULL) mlcc_f32v_store(y + i, e);
         acc = mlcc_f32v_add(acc, e);
     }
     sum = mlcc_f32v_reduce_add(acc);
 #endif
     for (; i < n; ++i) {
-        const float e = mlcc_f32_exp(x[i] - m);
+        const float e = mlcc_f32_exp_nonpositive(x[i] - m);
         if (y != NULL) y[i] = e;
         sum += e;
     }
@@ -95,7 +96,7 @@ static void max_and_sum(size_t n, size_t inner, const float *MLCC_RESTRICT x, fl
         mlcc_f32v vm = mlcc_f32v_load(x + i), vs = mlcc_f32v_zero();
         for (size_t j = 1; j < n; ++j) vm = mlcc_f32v_max(vm, mlcc_f32v_load(x + j * inner + i));
         for (size_t j = 0; j < n; ++j) {
-            const mlcc_f32v e = mlcc_f32v_exp(mlcc_f32v_sub(mlcc_f32v_load(x + j * inner + i), vm));
+            const mlcc_f32v e = mlcc_f32v_exp_nonpositive(mlcc_f32v_sub(mlcc_f32v_load(x + j * inner + i), vm));
             if (y != NULL) mlcc_f32v_store(y + j * inner + i, e);
             vs = mlcc_f32v_add(vs, e);
         }
@@ -107,7 +108,7 @@ static void max_and_sum(size_t n, size_t inner, const float *MLCC_RESTRICT x, fl
         float mi = x[i], si = 0.0f;
         for (size_t j = 1; j < n; ++j) mi = x[j * inner + i] > mi ? x[j * inner + i] : mi;
         for (size_t j = 0; j < n; ++j) {
-            const float e = mlcc_f32_exp(x[j * inner + i] - mi);
+            const float e = mlcc_f32_exp_nonpositive(x[j * inner + i] - mi);
             if (y != NULL) y[j * inner + i] = e;
             si += e;
         }

@@ -5,8 +5,9 @@
  * dims, so the transposes and reshapes that split heads around an exported attention cost nothing; y's
  * columns must be contiguous. Per (batch, head) K^T and V are packed once into `work`, then the queries go
  * by blocks of block_rows: their scores (block_rows x kv_len floats of `work`) are computed by one GEMM,
- * masked, normalised by a numerically stable softmax in place, and multiplied by V straight into y. No
- * [batch, head, q_len, kv_len] tensor ever exists.
+ * masked, exponentiated in place by a numerically stable softmax and multiplied by V straight into y, whose
+ * rows are then normalised (v_dim floats a row instead of kv_len). No [batch, head, q_len, kv_len] tensor
+ * ever exists.
  */
 #ifndef MLCC_KERNELS_F32_ATTENTION_H
 #define MLCC_KERNELS_F32_ATTENTION_H
@@ -34,7 +35,7 @@ struct mlcc_f32_attention_params {
 };
 
 /* Floats of `work`: packed K^T and packed V (each rounded up to 16 floats), then block_rows x kv_len
- * scores. */
+ * scores and block_rows sums. */
 size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, size_t nr);
 
 /* add_mask (added to the scaled scores) and keep_mask (bool) may each be NULL. y may not overlap the

@@ -6,7 +6,7 @@
 #include "mlcc/runtime.h"
 
 /* Each function comes twice: unsuffixed, in the vectors of the target's SIMD shim (mlcc/simd.h) with the
- * vector exp of mlcc/simd/math.h (lane by lane with its scalar form where there is no shim); __scalar, the
+ * vector exp of mlcc/simd/math.h for non-positive arguments (lane by lane with its scalar form where there is no shim); __scalar, the
  * portable reference with the C library's expf, the test oracle. */
 
 /* Along contiguous rows: x and y are [rows, n]. */

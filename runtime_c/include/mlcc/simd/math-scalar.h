@@ -56,7 +56,7 @@ union mlcc_f32_bits {
     unsigned u;
 };
 
-/* 2^n for a float holding an integer n in [-126, 127]. */
+/* 2^n for a float holding an integer n in [-126, 127] (n = -127 gives 0). */
 static inline float mlcc_f32_exp2_int(float n)
 {
     union mlcc_f32_bits b;
@@ -79,6 +79,24 @@ static inline float mlcc_f32_exp(float x)
     const float q = p * (r * r) + r;  /* e^r - 1 */
     const float s1 = mlcc_f32_exp2_int(n1);
     return (q * s1 + s1) * mlcc_f32_exp2_int(n - n1);
+}
+
+/* e^x for x <= 0, as a softmax exponentiates x - max: mlcc_f32_exp without the overflow side, and results
+ * below the smallest normal float (x < -87.34) flushed to zero, from 2^-127 = 0 in exponent bits. */
+#define MLCC_EXP_FLUSH (-88.0f)  /* n = -127 from here down to x >= -88.37 */
+static inline float mlcc_f32_exp_nonpositive(float x)
+{
+    const float xc = x < MLCC_EXP_FLUSH ? MLCC_EXP_FLUSH : x;  /* NaN stays */
+    const float n = (xc * MLCC_EXP_LOG2E + MLCC_EXP_ROUND) - MLCC_EXP_ROUND;
+    float r = n * -MLCC_EXP_LN2_HI + xc;
+    r = n * -MLCC_EXP_LN2_LO + r;
+    float p = MLCC_EXP_P4 * r + MLCC_EXP_P3;
+    p = p * r + MLCC_EXP_P2;
+    p = p * r + MLCC_EXP_P1;
+    p = p * r + MLCC_EXP_P0;
+    const float q = p * (r * r) + r;
+    const float s = mlcc_f32_exp2_int(n);
+    return q * s + s;
 }
 
 /* 1 / (1 + e^-x), from e = e^-|x| <= 1: e / (1 + e), or 1 minus that for x > 0. */
