@@ -6,6 +6,7 @@ host target's caches (mlcc/ops/_gemm.py blocking), or --blocking KC,MC,NC; --swe
 
     python -m benchmarks.gemm                       # the variants this machine runs natively, and SIMD128
     python -m benchmarks.gemm --variants 8x32__avx512 --repeat 21
+    python -m benchmarks.gemm --variants 8x32__avx512 --relu --rounds 3   # ending in ReLU, as convolutions do
     python -m benchmarks.gemm --variants 8x32__avx512 --shapes 0 --sweep --rounds 5
 
 Each figure is the median of --repeat runs (and of --rounds passes over all of them, interleaved) in wall time
@@ -65,6 +66,14 @@ SHAPES = [
     ("winograd 28x28 C128", 49, 128, 128),
     ("winograd 14x14 C256", 16, 256, 256),
     ("winograd 16 tiles C512", 16, 512, 512),
+    # resnet50's 1x1 convolutions (rows read in place C_in apart)
+    ("nhwc conv1x1 256->64 @56x56 (resnet50)", 3136, 64, 256),
+    ("nhwc conv1x1 512->128 @28x28 (resnet50)", 784, 128, 512),
+    ("nhwc conv1x1 128->512 @28x28 (resnet50)", 784, 512, 128),
+    ("nhwc conv1x1 1024->256 @14x14 (resnet50)", 196, 256, 1024),
+    ("nhwc conv1x1 256->1024 @14x14 (resnet50)", 196, 1024, 256),
+    ("nhwc conv1x1 2048->512 @7x7 (resnet50)", 49, 512, 2048),
+    ("nhwc conv1x1 512->2048 @7x7 (resnet50)", 49, 2048, 512),
 ]
 
 # isa -> (the target whose build and blocking a variant of it gets, host CPU flags needed, peak ISA)
@@ -159,11 +168,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < k * n; ++i) b[i] = (float)(i % 5) * 0.25f - 0.5f;
     for (size_t j = 0; j < n; ++j) bias[j] = 0.125f;
     mlcc_f32_gemm_pack_b(k, n, b, n, 1, cfg->nr, packed);
-    mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, NULL);  /* warm up */
+#if RELU  /* as the convolutions end: the epilogue in the micro-kernel's finish */
+    static const struct mlcc_f32_epilogue relu = {MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u};
+    const struct mlcc_f32_epilogue *epilogue = &relu;
+#else
+    const struct mlcc_f32_epilogue *epilogue = NULL;
+#endif
+    mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, epilogue);  /* warm up */
     for (int r = 0; r < repeat && r < 64; ++r) {
         peak[r] = fma_peak(ab);
         const double w0 = seconds(CLOCK_MONOTONIC), c0 = cpu_seconds();
-        mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, NULL);
+        mlcc_f32_gemm(cfg, m, n, k, a, k, 1, packed, c, n, 1.0f, bias, 0, 1, 1.0f, epilogue);
         cpu[r] = cpu_seconds() - c0;
         wall[r] = seconds(CLOCK_MONOTONIC) - w0;
         share[r] = 2e-9 * (double)m * (double)n * (double)k / cpu[r] / peak[r];
@@ -180,7 +195,7 @@ int main(int argc, char **argv)
 """
 
 
-def _build(flags: list[str], variant: str, out: Path, cpu_clock: str) -> None:
+def _build(flags: list[str], variant: str, out: Path, cpu_clock: str, relu: bool = False) -> None:
     family = paths.runtime_dir() / "kernels" / "f32-gemm"
     source = out.with_suffix(".c")
     source.write_text(DRIVER)
@@ -188,7 +203,7 @@ def _build(flags: list[str], variant: str, out: Path, cpu_clock: str) -> None:
     flags = [f for f in flags if not f.startswith("-mexec-model")]
     subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
                     f"-I{paths.runtime_dir() / 'include'}", f"-DVARIANT=mlcc_f32_gemm_config_{variant}",
-                    f"-DCPU_CLOCK={cpu_clock}", str(source), *map(str, sorted(family.glob("*.c"))),
+                    f"-DCPU_CLOCK={cpu_clock}", f"-DRELU={int(relu)}", str(source), *map(str, sorted(family.glob("*.c"))),
                     "-o", str(out), "-lm"], check=True, capture_output=True, text=True)
 
 
@@ -233,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--blocking", help="KC,MC,NC for every variant instead of what mlcc computes for its target")
     p.add_argument("--sweep", action="store_true", help=f"measure every KC in {SWEEP_KC} x MC in {SWEEP_MC}")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
+    p.add_argument("--relu", action="store_true", help="end every product in ReLU, as convolutions do (the epilogue)")
     args = p.parse_args(argv)
     flags = _host_cpu_flags()
     # the portable variants are built as the host target builds them (as they were before the SIMD ones)
@@ -249,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             wasm = v.isa == "wasmsimd"
             target = resolve(WASM if wasm else native[v.isa][0])
             exe = Path(tmp) / (f"{v.name}.wasm" if wasm else v.name)
-            _build(target_flags(target), v.name, exe, "CLOCK_THREAD_CPUTIME_ID")
+            _build(target_flags(target), v.name, exe, "CLOCK_THREAD_CPUTIME_ID", args.relu)
             runs = [(b, shape) for b in _blockings(args, target, v) for shape in shapes]
             results: list[list[dict]] = [[] for _ in runs]
             for _ in range(args.rounds):  # rounds interleave the runs, so a burst of load hits them alike
