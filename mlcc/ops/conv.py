@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Node, Value
-from . import Op, register
+from . import Op, _winograd, register
 from . import _conv_direct
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
@@ -119,13 +119,17 @@ class Conv(Op):
         values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
-        if _conv_direct.applies(groups, group_in):
+        if _conv_direct.applies(groups, group_in, group_out):
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
-            # W [out_channels, channels, *kernel] -> [(kernel..., channels)][out_channels]
-            b = w.data.transpose(*range(2, 2 + len(geo.kernel)), 1, 0).reshape(-1, out_channels)
-            _conv_direct.lower(node, ctx, b, dict(values, pixels=pixels,
-                                                  y_pitch=output_row_pitch(ctx.graph, y) or out_channels), out_channels)
+                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
+                                                                  ("group", group_out)))
+            # W [groups * group_out, group_in, *kernel] -> [groups][(kernel..., group_in)][group_out]
+            grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
+            b = grouped.transpose(0, *range(3, 3 + len(geo.kernel)), 2, 1).reshape(groups, -1, group_out)
+            _conv_direct.lower(node, ctx, b, dict(
+                values, geometry=geo, groups=groups, group_in=group_in, group_out=group_out, pixels=pixels,
+                y_pitch=output_row_pitch(ctx.graph, y) or out_channels,
+                group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u"))
             return
         if groups > 1 and group_in == 1 and group_out == 1:
             # f32-dwconv reads w as taps x channels: at each tap, the weights of a vector of channels
@@ -137,6 +141,10 @@ class Conv(Op):
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
+        y_pitch = output_row_pitch(ctx.graph, y) or out_channels
+        if _winograd.applies(ctx.target, geo, groups, group_in, group_out):
+            _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), out_channels, channels, epilogue)
+            return
         k, spatial = group_in * geo.taps, len(geo.kernel)
         tile = tile_for(ctx.target, group_out)
         ctx.use_kernels("f32-gemm")
@@ -146,7 +154,7 @@ class Conv(Op):
         packed = ctx.constant(packed_constant(w, b, tile.nr, "channels_last_packed"))
         # y_pitch > out_channels: y is a channel slice of a Concat's output, written in place
         values.update(config=tile.config, groups=groups, group_in=group_in, group_out=group_out, k=k,
-                      y_pitch=output_row_pitch(ctx.graph, y) or out_channels, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
+                      y_pitch=y_pitch, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
                       group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u")
         if _is_pointwise(geo):
             if epilogue is not None:

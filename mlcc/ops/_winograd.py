@@ -1,0 +1,73 @@
+"""Winograd F(4x4, 3x3) for channels-last 3x3 stride-1 convolutions (runtime_c/kernels/f32-winograd).
+
+Each 4x4 block of output pixels comes from 36 transformed points of the 6x6 input patch around it: per
+point, one f32-gemm product of tiles x input channels by the weights transformed at build time (U = G g G^T,
+packed as B), then the output transform adds the bias and applies the fused epilogue. 36 multiply-adds per
+tile and channel pair instead of direct convolution's 144; relative error about 1e-6 of the output's scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._conv import ConvGeometry
+from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, tile_for
+
+POINTS = 36
+OUTPUT_SIDE = 4
+
+# G for the points 0, 1, -1, 2, -2 and infinity (the input and output matrices are the kernel's)
+_G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+               [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+
+# Below these the transforms cost more than the multiply-adds they save, or the products are too thin
+# for the GEMM tiles (benchmarks: resnet8's 16-channel 32x32 convolutions still gain).
+MIN_CHANNELS = 8
+MIN_TILES = 16
+
+
+def tiles(geo: ConvGeometry) -> int:
+    return -(-geo.out[0] // OUTPUT_SIDE) * -(-geo.out[1] // OUTPUT_SIDE)
+
+
+def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: int) -> bool:
+    """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3, stride
+    and dilation 1, one group, enough channels and tiles, and a data cache (a microcontroller keeps the
+    smaller arena of direct convolution)."""
+    return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) == [3, 3]
+            and list(geo.stride) == [1, 1] and list(geo.dilation) == [1, 1] and groups == 1
+            and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= MIN_TILES)
+
+
+def transformed_weights(w: np.ndarray) -> np.ndarray:
+    """W [out, in, 3, 3] -> U [36, in, out]: G g G^T per channel pair, point-major (point = 6 * row + col)."""
+    u = np.einsum("ij,oajk,lk->ilao", _G, w.astype(np.float64), _G)
+    return u.reshape(POINTS, w.shape[1], w.shape[0]).astype(np.float32)
+
+
+def lower(node, ctx, geo: ConvGeometry, values: dict, out_channels: int, in_channels: int,
+          epilogue) -> None:
+    """Render ops/conv_winograd.c.j2. values: the channels-last lowering's (x, y, bias, fields, images,
+    y_pitch, ...); epilogue: its Epilogue or None."""
+    w = node.inputs[1]
+    tile = tile_for(ctx.target, out_channels)
+    ctx.use_kernels("f32-winograd")
+    ctx.use_kernels("f32-gemm")
+    u = packed_constant(w, transformed_weights(w.data), tile.nr, "winograd")
+    count = tiles(geo)
+    # Tiles per chunk: the transformed weights are read once per chunk, so a chunk may take up to half
+    # their size in scratch; a multiple of the GEMM tile's rows.
+    budget = max(SCRATCH_BUDGET, 4 * POINTS * in_channels * out_channels // 2)
+    per_tile = 4 * POINTS * (in_channels + out_channels)
+    chunk = min(count, max(tile.mr, budget // per_tile // tile.mr * tile.mr))
+    pixels = geo.out_size
+    if epilogue is not None:
+        stride = epilogue.residual_batch_stride
+        values["epilogue"] = epilogue.fields(ctx, f"n * {stride}u" if stride else None)
+    ctx.emit("ops/conv_winograd.c.j2", config=tile.config, tiles=count, chunk=chunk,
+             in_channels=in_channels, out_channels=out_channels,
+             u=ctx.constant(u), u_point=packed_size(in_channels, out_channels, tile.nr),
+             v=ctx.scratch(4 * POINTS * chunk * in_channels, "winograd_inputs"), v_point=chunk * in_channels,
+             m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
+             y_image=pixels * values["y_pitch"], **{k: values[k] for k in ("fields", "x", "y", "bias", "images",
+                                                                         "x_image", "y_pitch", "epilogue")})

@@ -1,0 +1,46 @@
+/* f32-winograd: the transforms around f32-gemm for Winograd F(4x4, 3x3) convolution of channels-last
+ * (NHWC) float32 images, stride 1, no dilation (Lavin & Gray, "Fast Algorithms for Convolutional Neural
+ * Networks", 2016). Each 4x4 block of output pixels (a tile) is computed from the 6x6 input patch around it
+ * in 36 transformed points: V = B^T d B per input channel, M[point] = V[point] * U[point] summed over input
+ * channels (36 GEMMs: rows are tiles, k the input channels, columns the output channels, U = G g G^T the
+ * weights transformed and packed at build time), then Y = A^T M A. That is 36 multiply-adds per tile and
+ * channel pair where direct convolution takes 144: four times fewer.
+ *
+ * Tiles are numbered row-major over the output: tile t covers output rows 4 * (t / tiles_w) .. + 4 and
+ * columns 4 * (t % tiles_w) .. + 4, tiles_w = ceil(out_w / 4); the parts past the output are computed
+ * and dropped, input read past the image (or in the padding) is zero.
+ *
+ * The geometry is f32-conv's with kernel 1x3x3, stride and dilation 1 (a 2-D convolution: in[0] = 1).
+ * Transformed matrices are point-major: point p of tile t, channel c at p * point_stride + t * channels + c.
+ */
+#ifndef MLCC_KERNELS_F32_WINOGRAD_H
+#define MLCC_KERNELS_F32_WINOGRAD_H
+
+#include "mlcc/activation.h"
+#include "mlcc/kernels/f32-conv.h"  /* struct mlcc_f32_conv_geometry */
+#include "mlcc/runtime.h"
+
+/* Transformed points per tile. */
+#define MLCC_F32_WINOGRAD_POINTS 36u
+
+/* Transforms the input patches of tiles t0 .. t0 + nt of one image (channels floats per pixel) into v. */
+void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
+                                   size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
+
+/* Transforms the products m of tiles t0 .. t0 + nt back into output pixels of one image: y[pixel * y_pitch
+ * + c] = bias[c] + (A^T M A)[pixel], then the epilogue (NULL: none; rows are the image's output pixels,
+ * columns channels). bias may be NULL. y must not overlap m; it may be the residual (read before y is
+ * written). */
+void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                    size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                    float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
+
+/* The oracles: the same contracts, computed from the transform matrices one channel at a time. */
+void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
+                                        size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
+void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                         size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                         float *MLCC_RESTRICT y, size_t y_pitch,
+                                         const struct mlcc_f32_epilogue *epilogue);
+
+#endif /* MLCC_KERNELS_F32_WINOGRAD_H */

@@ -1,0 +1,88 @@
+"""Golden tests of channels-last 3x3 stride-1 convolutions run as Winograd F(4x4, 3x3) (mlcc/ops/_winograd.py,
+runtime_c/kernels/f32-winograd) against onnxruntime: sizes off the 4-pixel tiles, asymmetric and no padding,
+two images, several chunks of tiles, no bias, fused residual and activations, and outputs written into a
+Concat's channel slice. Each test also asserts the generated C took the Winograd path.
+
+Weights are scaled by 1 / sqrt(fan-in) as in trained networks, so outputs are about unit scale: the
+transforms round to about 1e-5 of the output's scale (inputs are combined with coefficients up to 5 and
+products with up to 8 before the sums cancel), and tolerance rtol=1e-4, atol=1e-4 as tests/ops/test_conv.py
+then checks that with a margin of ten."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tests.golden import check_model, node_model, rand
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def weights(*shape, seed: int) -> np.ndarray:
+    return rand(*shape, seed=seed) / np.float32(np.sqrt(np.prod(shape[1:])))
+
+
+def uses_winograd(tmp_path, convolutions: int) -> bool:
+    sources = [p.read_text() for p in tmp_path.glob("out-*/*.c")]
+    return sum(s.count("mlcc_f32_winograd_input__simd(") for s in sources) == convolutions
+
+
+CASES = [
+    ((1, 16, 13, 13), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 24, 18, 21), (20, 24, 3, 3), {"pads": [1, 0, 2, 1]}),  # asymmetric pads, edge tiles cut
+    ((1, 8, 20, 17), (9, 8, 3, 3), {}),  # no padding: 18 x 15 outputs
+    ((1, 16, 90, 90), (16, 16, 3, 3), {"auto_pad": "SAME_UPPER"}),  # 529 tiles: several chunks
+    ((1, 64, 16, 16), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),  # vector-wide channels on every target
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CASES, ids=[str(c[0]) for c in CASES])
+def test_winograd_conv(x_shape, w_shape, attrs, target, tmp_path):
+    x, w, b = rand(*x_shape), weights(*w_shape, seed=5), rand(w_shape[0], seed=6)
+    model = node_model("Conv", {"x": x}, ["y"], attrs, initializers={"w": w, "b": b})
+    check_model(model, {"x": x}, target, tmp_path, **TOL)
+    assert uses_winograd(tmp_path, 1)
+
+
+def test_winograd_conv_without_bias(target, tmp_path):
+    x, w = rand(1, 12, 17, 15), weights(10, 12, 3, 3, seed=5)
+    model = node_model("Conv", {"x": x}, ["y"], {"pads": [1, 1, 1, 1]}, initializers={"w": w})
+    check_model(model, {"x": x}, target, tmp_path, **TOL)
+    assert uses_winograd(tmp_path, 1)
+
+
+def _graph(nodes, x_shape, inits):
+    graph = helper.make_graph(nodes, "winograd", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(w, n) for n, w in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return onnx.shape_inference.infer_shapes(m)
+
+
+def test_winograd_residual_block(target, tmp_path):
+    """ResNet's basic block: conv, relu, conv, + x, relu (the residual and ReLU fused into the second)."""
+    inits = {"w1": weights(16, 16, 3, 3, seed=1), "b1": rand(16, seed=2), "w2": weights(16, 16, 3, 3, seed=3),
+               "b2": rand(16, seed=4)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c2", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    x = rand(1, 16, 17, 19)
+    check_model(_graph(nodes, (1, 16, 17, 19), inits), {"x": x}, target, tmp_path, **TOL)
+    assert uses_winograd(tmp_path, 2)
+
+
+def test_winograd_into_concat_channels(target, tmp_path):
+    """Two branches written straight into their channel slices of a Concat (a row pitch past the channels)."""
+    inits = {"wa": weights(12, 8, 3, 3, seed=1), "ba": rand(12, seed=2), "wb": weights(20, 8, 3, 3, seed=3),
+               "bb": rand(20, seed=4), "wy": weights(5, 32, 1, 1, seed=5)}
+    nodes = [helper.make_node("Conv", ["x", "wa", "ba"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "wb", "bb"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["cat"], axis=1),
+             helper.make_node("Conv", ["cat", "wy"], ["y"])]
+    x = rand(1, 8, 18, 14)
+    report = check_model(_graph(nodes, (1, 8, 18, 14), inits), {"x": x}, target, tmp_path, **TOL)
+    assert uses_winograd(tmp_path, 2)
+    assert report["memory_sharing"]["written_into_concat_channels"] == 2
