@@ -94,7 +94,8 @@ static void check_all(const struct mlcc_f32_gemm_config *cfg)
 {
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
     const size_t ms[] = {1, mr - 1, mr, mr + 1, 2 * mr, 3 * mr + 2};
-    const size_t ns[] = {1, nr - 1, nr, nr + 1, 2 * nr + 3, 4 * nr + 5};
+    /* nr + nr / 2: a right-edge tile of whole vectors where the tile has two or more (its own path) */
+    const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 4 * nr + 5};
     const size_t ks[] = {1, 7, 64, kc + 3};
     size_t act = 0;
     for (size_t im = 0; im < sizeof ms / sizeof ms[0]; ++im)

@@ -23,12 +23,12 @@
 #define PREFETCH_FOR_WRITE(p) ((void)(p))
 #endif
 
-/* c[0 .. NR) = activation(v) through the scalar activation, for those without a vector form here. */
-static void activate_row(const struct mlcc_f32_epilogue *e, const mlcc_f32v v[NV], float *c)
+/* c[0 .. nr) = activation(v) through the scalar activation, for those without a vector form here. */
+static void activate_row(const struct mlcc_f32_epilogue *e, const mlcc_f32v v[NV], float *c, size_t nr)
 {
     float spill[NR];
     for (size_t j = 0; j < NV; ++j) mlcc_f32v_store(spill + j * MLCC_F32V_LANES, v[j]);
-    for (size_t j = 0; j < NR; ++j) c[j] = mlcc_f32_activate(e, spill[j]);
+    for (size_t j = 0; j < nr; ++j) c[j] = mlcc_f32_activate(e, spill[j]);
 }
 
 /* c[0 .. nr) = epilogue(alpha * acc + s), s the row's sum so far (c itself or a row of init), for a column
@@ -55,8 +55,7 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, const float
             for (size_t j = 0; j < NV; ++j) v[j] = mlcc_f32v_add(v[j], mlcc_f32v_load(spill + j * MLCC_F32V_LANES));
         }
         if (!mlcc_f32v_activate(e, v, NV)) {
-            activate_row(e, v, row);
-            for (size_t j = 0; j < nr; ++j) c[j] = row[j];
+            activate_row(e, v, c, nr);
             return;
         }
     }
@@ -93,11 +92,43 @@ static MLCC_F32_GEMM_INLINE int activate_tile(const struct mlcc_f32_epilogue *e,
     }
 }
 
-/* C = epilogue(alpha * acc + S) for rows i < mr of a tile of `rows` rows (a literal: MR or 1), acc[i * NV + j]
- * its vectors, S the sum so far: C itself, or init's row in every row when init is not NULL. Full-width tiles
- * with a contiguous residual stay in registers: every loop runs over constants once inlined (rows past mr
- * load row mr - 1 and are stored to a scratch row), so acc never lives in memory (a loop over mr would
- * index it at run time: see activate_tile); the others go row by row through a copy. */
+/* The finish of finish_tile in registers, over the first nv vectors of each row (NV, a literal, or fewer: a
+ * tile of whole vectors at C's right edge); returns 0 when the activation has no vector form, with all but
+ * it applied to acc. Rows past mr and vectors past nv load the last real ones and are stored to a scratch
+ * row, so every loop runs over constants once inlined and acc never lives in memory (a loop over mr would
+ * index it at run time: see activate_tile). */
+static MLCC_F32_GEMM_INLINE int finish_vectors(mlcc_f32v *acc, size_t rows, size_t mr, size_t nv, float *c,
+                                               size_t ldc, const float *s, size_t s_rs, float alpha,
+                                               const struct mlcc_f32_epilogue *e, const float *residual, size_t rs)
+{
+    const mlcc_f32v va = mlcc_f32v_splat(alpha);
+    float sink[NR];
+    for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < NV; ++j)
+            acc[i * NV + j] = mlcc_f32v_fma(
+                mlcc_f32v_load(s + MLCC_MIN(i, mr - 1) * s_rs + MLCC_MIN(j, nv - 1) * MLCC_F32V_LANES), va,
+                acc[i * NV + j]);
+    if (e != NULL) {
+        if (residual != NULL)
+            for (size_t i = 0; i < rows; ++i)
+                for (size_t j = 0; j < NV; ++j)
+                    acc[i * NV + j] = mlcc_f32v_add(
+                        acc[i * NV + j],
+                        mlcc_f32v_load(residual + MLCC_MIN(i, mr - 1) * rs + MLCC_MIN(j, nv - 1) * MLCC_F32V_LANES));
+        if (!activate_tile(e, acc, rows * NV)) return 0;
+    }
+    for (size_t i = 0; i < rows; ++i) {
+        float *ci = i < mr ? c + i * ldc : sink;
+        for (size_t j = 0; j < NV; ++j)
+            mlcc_f32v_store((j < nv ? ci : sink) + j * MLCC_F32V_LANES, acc[i * NV + j]);
+    }
+    return 1;
+}
+
+/* C = epilogue(alpha * acc + S) for rows i < mr and columns j < nr of a tile of `rows` rows (a literal: MR or
+ * 1), acc[i * NV + j] its vectors, S the sum so far: C itself, or init's row in every row when init is not
+ * NULL. Tiles of whole vectors with a contiguous residual stay in registers (finish_vectors); the others, a
+ * column tail inside a vector or a broadcast or strided residual, go row by row through a copy. */
 static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t mr, size_t nr, float *c, size_t ldc,
                                              const float *init, float alpha, const struct mlcc_f32_epilogue *e,
                                              const float *residual)
@@ -105,36 +136,19 @@ static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t
     const size_t rs = residual == NULL ? 0 : e->residual_rs;
     const float *s = init == NULL ? c : init;
     const size_t s_rs = init == NULL ? ldc : 0;
-    if (nr == NR && (residual == NULL || e->residual_cs == 1)) {
-        const mlcc_f32v va = mlcc_f32v_splat(alpha);
-        int vector = 1;
-        for (size_t i = 0; i < rows; ++i)
-            for (size_t j = 0; j < NV; ++j)
-                acc[i * NV + j] = mlcc_f32v_fma(mlcc_f32v_load(s + MLCC_MIN(i, mr - 1) * s_rs + j * MLCC_F32V_LANES),
-                                                va, acc[i * NV + j]);
-        if (e != NULL) {
-            if (residual != NULL)
-                for (size_t i = 0; i < rows; ++i)
-                    for (size_t j = 0; j < NV; ++j)
-                        acc[i * NV + j] = mlcc_f32v_add(
-                            acc[i * NV + j], mlcc_f32v_load(residual + MLCC_MIN(i, mr - 1) * rs + j * MLCC_F32V_LANES));
-            vector = activate_tile(e, acc, rows * NV);
-        }
-        if (vector) {
-            float sink[NR];  /* rows past mr: stored here, so the loop runs over constants */
-            for (size_t i = 0; i < rows; ++i) {
-                float *ci = i < mr ? c + i * ldc : sink;
-                for (size_t j = 0; j < NV; ++j) mlcc_f32v_store(ci + j * MLCC_F32V_LANES, acc[i * NV + j]);
-            }
+    const int whole = nr % MLCC_F32V_LANES == 0 && (residual == NULL || e->residual_cs == 1);
+    if (whole) {
+        /* the full width with its literal count of vectors: no selects on the common path */
+        if (nr == NR ? finish_vectors(acc, rows, mr, NV, c, ldc, s, s_rs, alpha, e, residual, rs)
+                     : finish_vectors(acc, rows, mr, nr / MLCC_F32V_LANES, c, ldc, s, s_rs, alpha, e, residual, rs))
             return;
-        }
     }
     {
         mlcc_f32v tile[MR * NV];  /* the rest row by row from a copy (see activate_tile) */
         for (size_t i = 0; i < rows * NV; ++i) tile[i] = acc[i];
         for (size_t i = 0; i < mr; ++i) {
-            if (nr == NR && (residual == NULL || e->residual_cs == 1)) {  /* all but the activation applied */
-                activate_row(e, tile + i * NV, c + i * ldc);
+            if (whole) {  /* all but the activation applied */
+                activate_row(e, tile + i * NV, c + i * ldc, nr);
             } else {
                 finish_row(tile + i * NV, nr, c + i * ldc, s + i * s_rs, alpha, e,
                            residual == NULL ? NULL : residual + i * rs);
