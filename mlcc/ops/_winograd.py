@@ -13,6 +13,7 @@ import numpy as np
 from ._conv import ConvGeometry
 from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, tile_for
 
+ALGORITHM = "winograd_f4x3"  # the Conv attr passes/choose_winograd sets
 POINTS = 36
 OUTPUT_SIDE = 4
 

@@ -119,7 +119,7 @@ class Conv(Op):
         values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
-        if _conv_direct.applies(groups, group_in, group_out):
+        if _conv_direct.applies(groups, group_in, group_out, geo.taps):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
                                                                   ("group", group_out)))
@@ -142,7 +142,7 @@ class Conv(Op):
                      **values)
             return
         y_pitch = output_row_pitch(ctx.graph, y) or out_channels
-        if _winograd.applies(ctx.target, geo, groups, group_in, group_out):
+        if node.attrs.get("algorithm") == _winograd.ALGORITHM:  # passes/choose_winograd
             _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), out_channels, channels, epilogue)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)

@@ -86,3 +86,12 @@ def test_winograd_into_concat_channels(target, tmp_path):
     report = check_model(_graph(nodes, (1, 8, 18, 14), inits), {"x": x}, target, tmp_path, **TOL)
     assert uses_winograd(tmp_path, 2)
     assert report["memory_sharing"]["written_into_concat_channels"] == 2
+
+
+@pytest.mark.parametrize("options", [dict(disabled_passes=("choose_winograd",)), dict(opt_level=1)], ids=str)
+def test_direct_convolution_when_the_pass_is_off(options, target, tmp_path):
+    x, w, b = rand(1, 16, 13, 13), weights(40, 16, 3, 3, seed=5), rand(40, seed=6)
+    model = node_model("Conv", {"x": x}, ["y"], {"pads": [1, 1, 1, 1]}, initializers={"w": w, "b": b})
+    report = check_model(model, {"x": x}, target, tmp_path, **TOL, **options)
+    assert uses_winograd(tmp_path, 0)
+    assert report["weights_bytes"] < 4 * w.nbytes  # the 3x3 weights, not their 6x6 transforms
