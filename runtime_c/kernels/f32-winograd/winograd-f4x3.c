@@ -225,15 +225,21 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
             }
             for (size_t j = 0; j < OUT; ++j) output_1d(&ma[0][j], OUT, &out[0][j], OUT);
             const mlcc_f32v b = bias != NULL ? mlcc_f32v_load(bias + c) : mlcc_f32v_zero();
+            for (size_t i = 0; i < OUT; ++i)
+                for (size_t j = 0; j < OUT; ++j) out[i][j] = mlcc_f32v_add(out[i][j], b);
+            if (in_registers && epilogue != NULL) {  /* the pixels past the output are computed, not stored */
+                if (residual != NULL)
+                    for (size_t i = 0; i < rows; ++i)
+                        for (size_t j = 0; j < cols; ++j) {
+                            const size_t pixel = (tile.oh + i) * g->out[2] + tile.ow + j;
+                            out[i][j] = mlcc_f32v_add(out[i][j], mlcc_f32v_load(residual + pixel * epilogue->residual_rs + c));
+                        }
+                mlcc_f32v_activate(epilogue, &out[0][0], OUT * OUT);
+            }
             for (size_t i = 0; i < rows; ++i) {
                 for (size_t j = 0; j < cols; ++j) {
                     const size_t pixel = (tile.oh + i) * g->out[2] + tile.ow + j;
-                    mlcc_f32v sum = mlcc_f32v_add(out[i][j], b);
-                    if (in_registers && epilogue != NULL) {
-                        if (residual != NULL)
-                            sum = mlcc_f32v_add(sum, mlcc_f32v_load(residual + pixel * epilogue->residual_rs + c));
-                        mlcc_f32v_activate(epilogue, &sum, 1);
-                    }
+                    mlcc_f32v sum = out[i][j];
                     if (!in_registers) {  /* on a copy: y may be the residual itself */
                         float lanes[LANES];
                         mlcc_f32v_store(lanes, sum);
