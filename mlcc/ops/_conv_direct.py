@@ -1,18 +1,28 @@
 """Direct convolution of channels-last activations with few input channels (a network's stem: an image's 1
-to 4 channels), on f32-conv's mlcc_f32_conv_direct_nhwc__simd. There im2col copies runs of a channel or
-three per tap and hands f32-gemm a k of a few dozen; the direct kernel reads each tap in place for a block
-of output pixels, the output channels in the vector lanes."""
+to 4 channels) or in groups (ShuffleNet's grouped 1x1), on f32-conv's mlcc_f32_conv_direct_nhwc__simd.
+There im2col copies runs of a channel or three per tap and hands f32-gemm a k of a few dozen, and a group's
+GEMM a few dozen columns; the direct kernel reads each tap in place for a block of output pixels, the
+output channels in the vector lanes."""
 
 from __future__ import annotations
 
-from ._gemm import packed_constant
+import dataclasses
 
-MAX_CHANNELS = 4  # input channels per group up to which the direct kernel beats im2col + f32-gemm
+from ._gemm import packed_constant, packed_size
+
+MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
+# k per group (channels x taps) up to which it beats a GEMM per group: the kernel reads A unpacked, its
+# row blocks cut at row ends. AVX-512, ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000):
+# 28x28 k 34 n 34 31 vs 49 us, 14x14 k 68 n 68 18 vs 19, 7x7 k 136 n 136 18 vs 16.5
+MAX_GROUP_K = 96
 MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__simd)
 
 
-def applies(groups: int, group_in: int) -> bool:
-    return groups == 1 and group_in <= MAX_CHANNELS
+def applies(groups: int, group_in: int, group_out: int, taps: int) -> bool:
+    """Not depthwise (f32-dwconv's)."""
+    if groups == 1:
+        return group_in <= MAX_CHANNELS
+    return (group_in > 1 or group_out > 1) and group_in * taps <= MAX_GROUP_K
 
 
 def panel_width(target, out_channels: int) -> int:
@@ -24,10 +34,17 @@ def panel_width(target, out_channels: int) -> int:
     return -(-vectors // panels) * lanes
 
 
-def lower(node, ctx, b, values: dict, out_channels: int) -> None:
-    """Render ops/conv_nhwc.c.j2's direct mode. b: the weights as [k][out_channels], k ordered (kd, kh, kw, c);
-    values: the channels-last lowering's (x, y, bias, fields, images, y_pitch, epilogue fields, ...)."""
-    nr = panel_width(ctx.target, out_channels)
+def lower(node, ctx, b, values: dict) -> None:
+    """Render ops/conv_nhwc.c.j2's direct mode. b: the weights as [groups][k][group_out], k ordered
+    (kd, kh, kw, c); values: the channels-last lowering's (geometry: its ConvGeometry, x, y, bias, fields,
+    images, groups, group_in, group_out, pixels, y_pitch, epilogue fields, ...)."""
+    groups, k, group_out = b.shape
+    geo = values.pop("geometry")
+    if all(n == 1 for n in geo.kernel + geo.stride) and not any(geo.pad) and geo.inp == geo.out:
+        # 1x1 stride 1: the pixels in memory order are one row, cut into whole blocks (7x7 would run singly)
+        values["fields"] = dataclasses.replace(geo, inp=[geo.out_size], out=[geo.out_size], kernel=[1], stride=[1],
+                                               dilation=[1], pad=[0]).fields()
+    nr = panel_width(ctx.target, group_out)
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
-    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, out_channels=out_channels,
-             y_image_pitch=values["pixels"] * values["y_pitch"], **{k: v for k, v in values.items() if k != "w"})
+    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, w_group=packed_size(k, group_out, nr),
+             y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})

@@ -1,5 +1,5 @@
 /* Checks mlcc_f32_conv_direct_nhwc__simd and __scalar against a naive convolution over unpacked weights:
- * 1 to 5 input channels, output channel counts around every vector width (1 .. 33, 48, 64) with panels of
+ * 1 to 5 and 34 input channels, some read from wider pixels (a group's slice), output channel counts around every vector width (1 .. 33, 48, 64) with panels of
  * 1 to 4 vectors (and widths __simd hands to __scalar), 1x1 images, pads on every side (wider than the
  * window too), strides and dilations per axis, 3x3 / 7x7 / 10x4 / 1-D / 3-D windows, with and without
  * bias, output rows wider than the channels (a slice of a Concat), and fused epilogues (vector and scalar
@@ -12,7 +12,7 @@
 
 #include "mlcc/kernels/f32-conv.h"
 
-#define ELEMS 32768u
+#define ELEMS 131072u
 #define FENCE 64u
 #define SENTINEL 12345.0f
 
@@ -38,8 +38,8 @@ struct shape {
 };
 
 /* want = the convolution over w_raw[o][t] (t = (kd, kh, kw, c)), then the epilogue, row pitch `pitch` */
-static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t out_channels, const float *x,
-                  const float *bias, size_t pitch, const struct mlcc_f32_epilogue *e)
+static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t xs, size_t out_channels,
+                  const float *x, const float *bias, size_t pitch, const struct mlcc_f32_epilogue *e)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
     size_t p = 0;
@@ -58,7 +58,7 @@ static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_
                                 if (id < 0 || ih < 0 || iw < 0 || id >= (long)g->in[0] || ih >= (long)g->in[1]
                                     || iw >= (long)g->in[2])
                                     continue;
-                                const float *xp = x + (((size_t)id * g->in[1] + (size_t)ih) * g->in[2] + (size_t)iw) * channels;
+                                const float *xp = x + (((size_t)id * g->in[1] + (size_t)ih) * g->in[2] + (size_t)iw) * xs;
                                 for (size_t c = 0; c < channels; ++c) sum += xp[c] * w_raw[o * k + t + c];
                             }
                     want[p * pitch + o] = sum;
@@ -82,8 +82,8 @@ static size_t compare(const float *got, size_t pixels, size_t pitch, size_t out_
     return bad;
 }
 
-static void check(const struct shape *s, size_t channels, size_t out_channels, size_t nr, size_t extra_pitch,
-                  int with_bias, int epilogue_kind)
+static void check(const struct shape *s, size_t channels, size_t xs, size_t out_channels, size_t nr,
+                  size_t extra_pitch, int with_bias, int epilogue_kind)
 {
     struct mlcc_f32_conv_geometry g;
     size_t in = 1, out = 1, taps = 1;
@@ -100,12 +100,12 @@ static void check(const struct shape *s, size_t channels, size_t out_channels, s
         taps *= g.kernel[d];
     }
     const size_t k = taps * channels, panels = (out_channels + nr - 1) / nr, pitch = out_channels + extra_pitch;
-    if (in * channels > ELEMS || out * pitch > ELEMS || panels * nr * k > ELEMS) {
+    if (in * xs > ELEMS || out * pitch > ELEMS || panels * nr * k > ELEMS) {
         printf("case too large: in %zu out %zu k %zu channels %zu\n", in, out, k, out_channels);
         ++failures;
         return;
     }
-    const float *x = fenced_random(x_buf, in * channels);
+    const float *x = fenced_random(x_buf, in * xs);
     for (size_t i = 0; i < out_channels * k; ++i) w_raw[i] = uniform();
     float *w = w_buf + FENCE;  /* packed: panel j, row t, column o % nr; zeros past out_channels */
     for (size_t i = 0; i < panels * nr * k + 2 * FENCE; ++i) w_buf[i] = NAN;
@@ -137,25 +137,25 @@ static void check(const struct shape *s, size_t channels, size_t out_channels, s
         e.residual_cs = 0u;
     }
     const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
-    naive(&g, channels, out_channels, x, bias, pitch, epilogue);
+    naive(&g, channels, xs, out_channels, x, bias, pitch, epilogue);
     for (int form = 0; form < 2; ++form) {
         for (size_t i = 0; i < out * pitch + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
         float *got = got_buf + FENCE;
         if (form == 0)
-            mlcc_f32_conv_direct_nhwc__scalar(&g, channels, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            mlcc_f32_conv_direct_nhwc__scalar(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
         else
-            mlcc_f32_conv_direct_nhwc__simd(&g, channels, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            mlcc_f32_conv_direct_nhwc__simd(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
         ++cases;
         size_t first = 0;
         const size_t bad = compare(got, out, pitch, out_channels, &first);
         if (bad) {
             ++failures;
             printf("FAIL %s in %zux%zux%zu k %zux%zux%zu s %zu,%zu,%zu dil %zu,%zu,%zu pad %zu,%zu,%zu/%zu,%zu,%zu "
-                   "channels %zu -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
+                   "channels %zu (of %zu) -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
                    form ? "simd" : "scalar", s->in[0], s->in[1], s->in[2], s->kernel[0], s->kernel[1], s->kernel[2],
                    s->stride[0], s->stride[1], s->stride[2], s->dilation[0], s->dilation[1], s->dilation[2],
                    s->pad[0], s->pad[1], s->pad[2], s->pad_end[0], s->pad_end[1], s->pad_end[2], channels,
-                   out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
+                   xs, out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
                    (double)want[first]);
         }
     }
@@ -180,7 +180,7 @@ static const struct shape shapes[] = {
     {{5, 6, 14}, {3, 1, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}, {0, 0, 1}},
 };
 
-static const size_t channel_counts[] = {1, 2, 3, 4, 5};
+static const size_t channel_counts[] = {1, 2, 3, 4, 5, 34};
 static const size_t out_counts[] = {1, 3, 4, 7, 8, 9, 16, 17, 24, 32, 33, 48, 64};
 static const size_t widths[] = {4, 8, 12, 16, 24, 32, 48, 64, 6};  /* nr: 1 to 4 vectors of each shim, and odd */
 
@@ -194,9 +194,11 @@ int main(void)
         for (size_t c = 0; c < nchannels; ++c)
             for (size_t o = 0; o < nouts; ++o, ++turn) {
                 const size_t nr = widths[turn % nwidths];
-                check(&shapes[i], channel_counts[c], out_counts[o], nr, 0, 1, 0);
-                check(&shapes[i], channel_counts[c], out_counts[o], widths[(turn + 3) % nwidths], turn % 3 == 0 ? 5 : 0,
-                      (int)(turn & 1u), 1 + (int)(turn % 5u));
+                /* pixels wider than the channels read: one group of a grouped convolution */
+                const size_t xs = channel_counts[c] + (turn % 4 == 1 ? 3 : 0);
+                check(&shapes[i], channel_counts[c], channel_counts[c], out_counts[o], nr, 0, 1, 0);
+                check(&shapes[i], channel_counts[c], xs, out_counts[o], widths[(turn + 3) % nwidths],
+                      turn % 3 == 0 ? 5 : 0, (int)(turn & 1u), 1 + (int)(turn % 5u));
             }
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;

@@ -1,7 +1,8 @@
-/* f32-conv: direct convolution of channels-last images with few input channels (a network's stem), on the
- * SIMD shim (mlcc/simd.h): the output channels are the vector lanes. im2col would copy runs of a channel
- * or three per tap and hand f32-gemm a k of a few dozen; here a block of output pixels along w reads its
- * taps in place: per tap, one vector of weights per panel vector and one broadcast per pixel. Border
+/* f32-conv: direct convolution of channels-last images with few input channels (a network's stem, or the
+ * groups of a grouped convolution), on the SIMD shim (mlcc/simd.h): the output channels are the vector
+ * lanes. im2col would copy runs of a channel or three per tap and hand f32-gemm a k of a few dozen; here a
+ * block of output pixels along w reads its taps in place: per tap and input channel, one vector of weights
+ * per panel vector and one broadcast per pixel. Border
  * pixels (part of the window in the padding along w) run one at a time over their taps inside the input;
  * the interior ends with a block overlapping the one before it (those pixels are written twice). Targets
  * without a shim run the __scalar form. */
@@ -29,8 +30,8 @@ static void taps_inside(const struct mlcc_f32_conv_geometry *g, int dim, size_t 
 }
 
 void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                       size_t out_channels, size_t nr, const float *x, const float *w,
-                                       const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                       size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
+                                       const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                        const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
@@ -56,7 +57,7 @@ void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, s
                             const size_t ih = oh * g->stride[1] + kh * g->dilation[1] - g->pad[1];
                             for (size_t kw = w_lo; kw < w_hi; ++kw) {
                                 const size_t iw = ow * g->stride[2] + kw * g->dilation[2] - g->pad[2];
-                                const float *xp = x + ((id * g->in[1] + ih) * g->in[2] + iw) * channels;
+                                const float *xp = x + ((id * g->in[1] + ih) * g->in[2] + iw) * x_pixel_stride;
                                 const float *wt = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw) * channels * nr;
                                 for (size_t c = 0; c < channels; ++c)
                                     for (size_t o = 0; o < live; ++o) yp[o0 + o] += xp[c] * wt[c * nr + o];
@@ -80,8 +81,8 @@ void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, s
 /* What every block of one output row shares. */
 struct row {
     const struct mlcc_f32_conv_geometry *g;
-    size_t channels, out_channels, nr, k;
-    const float *x;                 /* the image */
+    size_t channels, x_pixel_stride, out_channels, nr, k;
+    const float *x;                 /* the image (this group's first channel) */
     size_t d_lo, d_hi, h_lo, h_hi;  /* taps inside the input along d and h */
     size_t id0, ih0;                /* input index + pad of tap 0 along d and h */
     float *y;                       /* the row's first output pixel */
@@ -114,21 +115,22 @@ static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t
                                size_t o0, const float *wp, const float *bp, const struct mlcc_f32_epilogue *e)
 {
     const struct mlcc_f32_conv_geometry *g = r->g;
-    const size_t c_n = r->channels, nr = r->nr;
-    const size_t pixel_step = g->stride[2] * c_n, tap_step = g->dilation[2] * c_n;
+    const size_t c_n = r->channels, nr = r->nr, xs = r->x_pixel_stride;
+    const size_t pixel_step = g->stride[2] * xs, tap_step = g->dilation[2] * xs;
     mlcc_f32v acc[ACCUMULATORS];
     for (size_t i = 0; i < pb; ++i)
         for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = bp == NULL ? mlcc_f32v_zero() : mlcc_f32v_load(bp + j * LANES);
-    /* the taps along w as runs of contiguous floats: one run of every tap's channels without dilation */
-    const size_t runs = g->dilation[2] == 1 ? 1 : kw_hi - kw_lo;
-    const size_t run_length = g->dilation[2] == 1 ? (kw_hi - kw_lo) * c_n : c_n;
+    /* the taps along w as runs of contiguous floats: one run of every tap's channels when the pixels hold
+     * just this group's channels and the taps are adjacent */
+    const int one_run = g->dilation[2] == 1 && xs == c_n;
+    const size_t runs = one_run ? 1 : kw_hi - kw_lo, run_length = one_run ? (kw_hi - kw_lo) * c_n : c_n;
     /* input index of this block's first tap inside the input along w (pad added: never below it) */
     const size_t iw = ow * g->stride[2] + kw_lo * g->dilation[2] - g->pad[2];
     for (size_t kd = r->d_lo; kd < r->d_hi && kw_lo < kw_hi; ++kd) {
         const size_t id = r->id0 + kd * g->dilation[0];
         for (size_t kh = r->h_lo; kh < r->h_hi; ++kh) {
             const size_t ih = r->ih0 + kh * g->dilation[1];
-            const float *xr = r->x + ((id * g->in[1] + ih) * g->in[2] + iw) * c_n;
+            const float *xr = r->x + ((id * g->in[1] + ih) * g->in[2] + iw) * xs;
             const float *wr = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw_lo) * c_n * nr;
             for (size_t run = 0; run < runs; ++run, xr += tap_step, wr += run_length * nr) {
                 for (size_t t = 0; t < run_length; ++t) {
@@ -213,14 +215,14 @@ static void row_panels(const struct row *r, size_t ow_a, size_t ow_b, const floa
 #endif
 
 void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                     size_t out_channels, size_t nr, const float *x, const float *w,
-                                     const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                     size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
+                                     const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                      const struct mlcc_f32_epilogue *epilogue)
 {
 #if MLCC_HAVE_F32V
     if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {
-        struct row r = {g, channels, out_channels, nr, g->kernel[0] * g->kernel[1] * g->kernel[2] * channels,
-                        x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
+        const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+        struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
         float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
         if (bias != NULL && out_channels % nr != 0)
             for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
@@ -243,5 +245,5 @@ void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, siz
         return;
     }
 #endif
-    mlcc_f32_conv_direct_nhwc__scalar(g, channels, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+    mlcc_f32_conv_direct_nhwc__scalar(g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
 }

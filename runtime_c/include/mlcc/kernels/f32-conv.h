@@ -54,19 +54,20 @@ void mlcc_f32_conv_depthwise_nhwc__scalar(const struct mlcc_f32_conv_geometry *g
                                           const float *x, const float *w, const float *bias,
                                           float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
-/* Direct convolution of one channels-last image (one group) for few input channels, where im2col would
- * copy runs of a channel or three: y[pixel][o] = bias[o] + sum over the taps t = (kd, kh, kw, c) inside the
- * input of x[source][c] * w[t][o]. w is f32-gemm's packed B of (taps * channels) x out_channels: panels of
+/* Direct convolution of one channels-last image (or one group of it) for few input channels, where im2col
+ * would copy runs of a channel or three, or a group's few channels: y[pixel][o] = bias[o] + sum over the
+ * taps t = (kd, kh, kw, c) inside the input of x[source][c] * w[t][o], the `channels` channels at x whose
+ * pixels lie x_pixel_stride floats apart. w is f32-gemm's packed B of (taps * channels) x out_channels: panels of
  * nr output channels (zeros past out_channels), each k rows of nr floats. bias may be NULL; output pixels
  * lie y_pitch floats apart (a channel slice of a wider tensor); y must not overlap x or the residual. The
  * epilogue (NULL: none) sees rows = output pixels, columns = channels. __simd takes nr a multiple of the
  * vector width, at most 4 vectors (other widths run __scalar). */
 void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                       size_t out_channels, size_t nr, const float *x, const float *w,
+                                       size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                        const struct mlcc_f32_epilogue *epilogue);
 void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                     size_t out_channels, size_t nr, const float *x, const float *w,
+                                     size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
                                      const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                      const struct mlcc_f32_epilogue *epilogue);
 
