@@ -19,8 +19,8 @@ from ..ops._layout import channels_first_view, is_channels_last
 def run(graph: Graph) -> dict:
     target = getattr(graph, "target", None)
     if target is None:
-        return {"convolutions": 0}
-    marked = 0
+        return {"convolutions": 0, "extra_weight_bytes": 0}
+    marked, extra_bytes = 0, 0
     for node in graph.nodes:
         if node.op_type != "Conv" or node.domain not in ("", "ai.onnx") or not is_channels_last(node):
             continue
@@ -33,4 +33,5 @@ def run(graph: Graph) -> dict:
         if _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups):
             node.attrs["algorithm"] = _winograd.ALGORITHM
             marked += 1
-    return {"convolutions": marked}
+            extra_bytes += (_winograd.POINTS - 9) * w.size // 9 * 4
+    return {"convolutions": marked, "extra_weight_bytes": extra_bytes}  # 36 transformed points per 9 taps
