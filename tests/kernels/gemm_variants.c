@@ -1,7 +1,7 @@
 /* Checks one f32-gemm variant (VARIANT, a struct mlcc_f32_gemm_config) against mlcc_f32_gemm__reference at
  * the edges of its tile: m, n and k at exactly one tile, multiples, one less, one more, k = 1 and past the
- * k block, n past the few panels below which A is not packed; A row-major with a padded row stride and
- * transposed (column stride != 1), a padded ldc; every bias form, every residual form (full, broadcast
+ * k block, n past the few panels below which A is not packed and the 32 below which it is not broadcast; A
+ * row-major with a padded row stride and transposed (column stride != 1), a padded ldc; every bias form, every residual form (full, broadcast
  * rows, per row, strided) and every activation. Twice: with the variant's blocking, and with a tiny one
  * (kc 16, mc two tiles, nc two panels) so that every block loop of the driver turns on small shapes.
  * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
@@ -94,8 +94,9 @@ static void check_all(const struct mlcc_f32_gemm_config *cfg)
 {
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
     const size_t ms[] = {1, mr - 1, mr, mr + 1, 2 * mr, 3 * mr + 2};
-    /* nr + nr / 2: a right-edge tile of whole vectors where the tile has two or more (its own path) */
-    const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 4 * nr + 5};
+    /* nr + nr / 2: a right-edge tile of whole vectors where the tile has two or more (its own path); 32 * nr + 3:
+     * A packed with each element broadcast, for a variant that asks */
+    const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 4 * nr + 5, 32 * nr + 3};
     const size_t ks[] = {1, 7, 64, kc + 3};
     size_t act = 0;
     for (size_t im = 0; im < sizeof ms / sizeof ms[0]; ++im)

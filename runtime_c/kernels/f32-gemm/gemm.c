@@ -46,15 +46,30 @@ static MLCC_F32_GEMM_INLINE void pack_panel(size_t mr, size_t kc, const float *c
         for (size_t i = 0; i < mr; ++i) dst[p * mr + i] = ar[i][p * a_cs];
 }
 
-/* rows x kc of A into micro-panels of mr rows, k-major (element (i, p) of a panel at p * mr + i); the last
- * panel's rows past `rows` repeat its last row, so the micro-kernel reads every row and stores the real ones. */
-static void pack_a(size_t rows, size_t kc, const float *a, size_t a_rs, size_t a_cs, size_t mr,
+/* The same with each element in 4 consecutive floats, (i, p) at dst[(p * mr + i) * 4 + 0 .. 3]: one broadcast
+ * here per element and block of A, none in the tile for each panel of B. */
+static MLCC_F32_GEMM_INLINE void pack_panel_broadcast4(size_t mr, size_t kc, const float *const *ar, size_t a_cs,
+                                                       float *MLCC_RESTRICT dst)
+{
+    for (size_t p = 0; p < kc; ++p)
+        for (size_t i = 0; i < mr; ++i)
+            for (size_t l = 0; l < 4; ++l) dst[(p * mr + i) * 4 + l] = ar[i][p * a_cs];
+}
+
+/* rows x kc of A into micro-panels of mr rows, k-major (element (i, p) of a panel at p * mr + i, or its
+ * `copies` at (p * mr + i) * copies); the last panel's rows past `rows` repeat its last row, so the
+ * micro-kernel reads every row and stores the real ones. */
+static void pack_a(size_t rows, size_t kc, const float *a, size_t a_rs, size_t a_cs, size_t mr, size_t copies,
                    float *MLCC_RESTRICT packed)
 {
     const float *ar[MLCC_F32_GEMM_MAX_MR];
-    for (size_t i0 = 0; i0 < rows; i0 += mr, packed += mr * kc) {
+    for (size_t i0 = 0; i0 < rows; i0 += mr, packed += mr * kc * copies) {
         for (size_t i = 0; i < mr; ++i) ar[i] = a + MLCC_MIN(i0 + i, rows - 1) * a_rs;
-        if (a_cs == 1 && mr == 8) {  /* the tiles' heights (manifest.toml), each its own shuffles */
+        if (copies == 4 && a_cs == 1 && mr == 4) {
+            pack_panel_broadcast4(4, kc, ar, 1, packed);
+        } else if (copies == 4) {
+            pack_panel_broadcast4(mr, kc, ar, a_cs, packed);
+        } else if (a_cs == 1 && mr == 8) {  /* the tiles' heights (manifest.toml), each its own shuffles */
             pack_panel(8, kc, ar, 1, packed);
         } else if (a_cs == 1 && mr == 6) {
             pack_panel(6, kc, ar, 1, packed);
@@ -98,10 +113,14 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
     const size_t mr = config->mr, nr = config->nr;
     /* A transposed (rows not contiguous) is packed, and row-major A for a variant whose tile wants packed A
      * once a few panels of B pay the copy back */
-    const int pack = a_cs != 1 || (config->packed_a && n > 3 * nr);
+    const int pack = a_cs != 1 || (config->packed_a != MLCC_F32_GEMM_A_IN_PLACE && n > 3 * nr);
+    /* floats per packed element: 4 (a vector's broadcast) where the variant asks and 32 panels of B pay it */
+    const size_t copies = pack && config->packed_a == MLCC_F32_GEMM_A_BROADCAST4 && n >= 32 * nr ? 4 : 1;
     /* a packed A block is cut to the stack buffer: kc first, then as many micro-panels as it holds */
-    const size_t kc_max = pack ? MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / mr)) : config->kc;
-    const size_t mc_step = pack ? MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / kc_max) / mr * mr)
+    const size_t kc_max = pack ? MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / (mr * copies)))
+                               : config->kc;
+    const size_t mc_step = pack ? MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / (kc_max * copies))
+                                                   / mr * mr)
                                 : MLCC_MAX(mr, config->mc / mr * mr);
     const size_t nc_max = MLCC_MAX(nr, config->nc / nr * nr);
     const float *residual = epilogue == NULL ? NULL : epilogue->residual;
@@ -124,15 +143,15 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
             for (size_t i0 = 0; i0 < m; i0 += mc_step) {
                 const size_t mc = MLCC_MIN(mc_step, m - i0);
                 const float *ablock = a + i0 * a_rs + p0 * a_cs;
-                if (pack) pack_a(mc, kc, ablock, a_rs, a_cs, mr, packed_a);
+                if (pack) pack_a(mc, kc, ablock, a_rs, a_cs, mr, copies, packed_a);
                 for (size_t j = j0; j < j0 + nc; j += nr) {
                     const size_t nb = MLCC_MIN(nr, n - j);
                     const float *w = packed_b + j * k + p0 * nr;
                     for (size_t i = 0; i < mc; i += mr) {
                         const size_t rows = MLCC_MIN(mr, mc - i);
-                        /* a packed micro-panel: rows 1 apart, k mr apart */
-                        const float *ai = pack ? packed_a + i * kc : ablock + i * a_rs;
-                        const size_t ars = pack ? 1 : a_rs, acs = pack ? mr : a_cs;
+                        /* a packed micro-panel: rows `copies` apart, k mr of them apart */
+                        const float *ai = pack ? packed_a + i * kc * copies : ablock + i * a_rs;
+                        const size_t ars = pack ? copies : a_rs, acs = pack ? mr * copies : a_cs;
                         float *cij = c + (i0 + i) * ldc + j;
                         const float *rij = e == NULL || residual == NULL ? NULL
                             : residual + (i0 + i) * e->residual_rs + j * e->residual_cs;

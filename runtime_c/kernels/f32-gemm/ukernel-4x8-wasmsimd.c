@@ -44,5 +44,31 @@ static inline void accumulate_packed(mlcc_f32v acc[MR][NR / 4], size_t kc, const
 }
 #define ACCUMULATE_PACKED accumulate_packed
 
+/* The same over a panel holding each element in all 4 lanes, (row i, step p) at a[(p * MR + i) * 4 ..]: two
+ * loads of B, four of A, 8 multiplies and 8 adds a step, no lane shuffle. The driver packs it for products of
+ * 32 or more panels of B (one broadcast per element of A and block, for all of them; the block holds a
+ * quarter of the k): benchmarks/gemm.py's driver with ReLU in wasmtime 50, thread CPU, medians of 5
+ * interleaved rounds, broadcast vs plain panels: 196x256x2304 +18%, 128x384x1536 +18%, 196x256x1024 +11%,
+ * 49x2048x512 +11%, 16x512x512 +8%, 1024^3 and 784x512x128 even; narrower, 784x128x512 -2%, 3136x64x256 -17%
+ * (8 panels pay for the 4x packing and the shorter slices of k). */
+static inline void accumulate_broadcast(mlcc_f32v acc[MR][NR / 4], size_t kc, const float *a,
+                                        const float *MLCC_RESTRICT w)
+{
+    for (size_t p = 0; p < kc; ++p, a += MR * 4, w += NR) {
+        /* an empty asm hides the steps' addresses from loop strength reduction, which would drop the no-wrap
+         * flags the wasm backend needs to fold a constant offset into a load: one address per step instead of
+         * an add before each load */
+        const float *ap = a, *wp = w;
+        __asm__("" : "+r"(ap), "+r"(wp));
+        const v128_t b0 = wasm_v128_load(wp), b1 = wasm_v128_load(wp + 4);
+        for (size_t i = 0; i < MR; ++i) {
+            const v128_t ai = wasm_v128_load(ap + i * 4);
+            acc[i][0] = mlcc_f32v_fma(acc[i][0], ai, b0);
+            acc[i][1] = mlcc_f32v_fma(acc[i][1], ai, b1);
+        }
+    }
+}
+#define ACCUMULATE_BROADCAST accumulate_broadcast
+
 #include "ukernel-simd.h"
 #endif

@@ -6,7 +6,8 @@
  * CONFIG (the names of the two kernels and the config), KC, MC and NC (the blocking mlcc/ops/_gemm.py gives
  * the target it is for: generated code passes its own), then includes this. It may also define
  * ACCUMULATE_PACKED(acc, kc, a, w), its own loop over a packed micro-panel (see accumulate_tile): its config
- * then asks the driver to pack row-major A too.
+ * then asks the driver to pack row-major A too; and ACCUMULATE_BROADCAST(acc, kc, a, w), its loop over a
+ * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products.
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -197,6 +198,11 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
     if (residual != NULL && e->residual_cs == 1)
         for (size_t i = 0; i < MR; ++i)
             for (size_t j = 0; j < NR; j += 16) PREFETCH(residual + MLCC_MIN(i, mr - 1) * e->residual_rs + j);
+#if defined(ACCUMULATE_BROADCAST)
+    if (a_rs == MLCC_F32V_LANES && a_cs == MR * MLCC_F32V_LANES) {  /* packed, each element in all lanes */
+        ACCUMULATE_BROADCAST(acc, kc, a, w);
+    } else
+#endif
     if (a_rs == 1 && a_cs == MR) {  /* a packed micro-panel */
 #if defined(ACCUMULATE_PACKED)
         ACCUMULATE_PACKED(acc, kc, a, w);
@@ -248,8 +254,10 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     finish_tile(&acc[0][0], 1, 1, nr, c, ldc, init, alpha, e, residual);
 }
 
-#if defined(ACCUMULATE_PACKED)
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 1};
+#if defined(ACCUMULATE_BROADCAST)
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_BROADCAST4};
+#elif defined(ACCUMULATE_PACKED)
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_PACKED};
 #else
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 0};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE};
 #endif

@@ -70,4 +70,4 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     store(mr, nr, acc, c, ldc, init, alpha, e, residual);
 }
 
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, 0};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE};

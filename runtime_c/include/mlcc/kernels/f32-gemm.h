@@ -16,13 +16,22 @@
 /* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + s[i][j]
  * for i < mr (mr may be below the tile's rows), j < nr, where the sum so far s is C itself when init is
  * NULL, else init[j] in every row (the first slice of k: a bias row, or zeros, never written to C first).
- * A packed micro-panel (a_rs 1, a_cs the tile's rows) has all the tile's rows: the kernel then reads every
- * one of them. On the last slice of k the driver passes the epilogue (else NULL) and, when it has one, the
- * residual at this tile's first element: the kernel then applies activation(c + residual) before storing. */
+ * A packed micro-panel (a_rs the copies of each element, a_cs the tile's rows times that) has all the
+ * tile's rows: the kernel then reads every one of them. On the last slice of k the driver passes the
+ * epilogue (else NULL) and, when it has one, the residual at this tile's first element: the kernel then
+ * applies activation(c + residual) before storing. */
 typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
                                          const float *a, size_t a_rs, size_t a_cs,
                                          const float *w, float *c, size_t ldc, const float *init, float alpha,
                                          const struct mlcc_f32_epilogue *epilogue, const float *residual);
+
+/* How a variant's tile wants row-major A (transposed A is always packed). */
+enum mlcc_f32_gemm_a_packing {
+    MLCC_F32_GEMM_A_IN_PLACE = 0,  /* read in place */
+    MLCC_F32_GEMM_A_PACKED = 1,    /* packed into micro-panels once a few panels of B pay the copy back */
+    MLCC_F32_GEMM_A_BROADCAST4 = 4 /* the same, and from 32 panels of B each element in all 4 lanes of a
+                                    * vector: the tile loads it, no broadcast */
+};
 
 /* A variant: a micro-kernel for up to mr rows, one for a single row (skinny products, m tails), its tile
  * and its cache blocking: mc x kc of A and kc x nc of packed B stay in L2. Each variant exports a config
@@ -36,7 +45,7 @@ struct mlcc_f32_gemm_config {
     size_t kc;
     size_t mc;
     size_t nc;
-    int packed_a; /* the tile is fastest over packed micro-panels: row-major A is packed too (else in place) */
+    enum mlcc_f32_gemm_a_packing packed_a;
 };
 
 /* Floats of A the driver packs on its stack (mc x kc is cut to fit): 16 KB, 2 KB on microcontrollers. */
