@@ -73,6 +73,13 @@ def test_winograd_residual_block(target, tmp_path):
     assert uses_winograd(tmp_path, 2)
 
 
+@pytest.mark.parametrize("target_name", ["x86_64", "aarch64", "armv7", "riscv64", "riscv64-scalar"])
+def test_winograd_residual_block_on_other_targets(target_name, tmp_path):
+    """The channels-last targets the `target` fixture leaves out: AVX2, NEON and RVV under qemu-user, and
+    riscv64-scalar's portable transforms (x86_64-baseline and wasm32-scalar run convolutions NCHW)."""
+    test_winograd_residual_block(target_name, tmp_path)
+
+
 def test_winograd_into_concat_channels(target, tmp_path):
     """Two branches written straight into their channel slices of a Concat (a row pitch past the channels)."""
     inits = {"wa": weights(12, 8, 3, 3, seed=1), "ba": rand(12, seed=2), "wb": weights(20, 8, 3, 3, seed=3),
