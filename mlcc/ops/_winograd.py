@@ -21,10 +21,17 @@ OUTPUT_SIDE = 4
 _G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
                [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
 
-# Below these the transforms cost more than the multiply-adds they save, or the products are too thin
-# for the GEMM tiles (benchmarks: resnet8's 16-channel 32x32 convolutions still gain).
+# Below this many channels the transforms cost more than the multiply-adds they save.
 MIN_CHANNELS = 8
-MIN_TILES = 16
+
+
+def min_tiles(target) -> int:
+    """Tiles an image needs for Winograd to win. With few tiles its products are bound by reading the
+    transformed weights (four times direct convolution's), which costs more the faster the target computes:
+    16 tiles (14x14 outputs) on 64-byte vectors, 8 on 32-byte, 4 (7x7) on 16-byte and narrower. Thread CPU
+    medians, 7x7x512 -> 512: AVX-512 direct 2.7 ms vs Winograd 4.4 ms; wasm32 direct 10.5-14.2 ms vs
+    Winograd 4.7-9.6 ms; resnet50 on AVX-512 78 ms from 16 tiles vs 81 ms from 8."""
+    return max(4, 16 * target.vector_bytes // 64)
 
 
 def tiles(geo: ConvGeometry) -> int:
@@ -37,7 +44,7 @@ def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: in
     smaller arena of direct convolution)."""
     return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) == [3, 3]
             and list(geo.stride) == [1, 1] and list(geo.dilation) == [1, 1] and groups == 1
-            and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= MIN_TILES)
+            and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= min_tiles(target))
 
 
 def transformed_weights(w: np.ndarray) -> np.ndarray:
