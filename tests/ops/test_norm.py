@@ -129,6 +129,7 @@ def test_layer_norm_statistics_through_its_function_body(axis, target, tmp_path)
     ((1, 8, 5, 5), {"size": 5}),  # AlexNet / GoogLeNet: size 5, alpha 1e-4, beta 0.75
     ((2, 6, 3, 4), {"size": 3, "alpha": 0.02, "beta": 0.5, "bias": 2.0}),
     ((1, 3, 2, 2), {"size": 7, "alpha": 0.3, "beta": 1.0}),  # window wider than the channels
+    ((1, 21, 5, 7), {"size": 5, "alpha": 0.5, "bias": 2.0}),  # vectors of 35 pixels and a tail
 ])
 def test_lrn(shape, attrs, target, tmp_path):
     x = rand(*shape) * 2

@@ -12,6 +12,8 @@
  *   tanh     <= 5.5 ulp (5.2); exactly +-1 for |x| >= 9.25
  *   erf      <= 6.5 ulp (6.0); exactly +-1 for |x| >= 4.125
  *   GELU (erf, tanh)  abs error <= 2.5e-7 max(|x|, 1) (2.3e-7)
+ *   sqrt     correctly rounded (the compiler's vector square root; tests/kernels/lrn_edges.c checks it bit
+ *            for bit against sqrtf through the f32-lrn kernels)
  * Armv7 NEON flushes subnormal inputs and results to zero and divides by a refined reciprocal estimate:
  * there sigmoid is within 3.5 ulp, tanh 6 and erf 6.5.
  * NaN in gives NaN out. exp(+inf) = +inf, exp(-inf) = 0, sigmoid(+-inf) = 1 and 0, tanh and erf of +-inf
@@ -118,6 +120,18 @@ static inline mlcc_f32v mlcc_f32v_gelu_tanh(mlcc_f32v x)
 {
     const mlcc_f32v x3 = mlcc_f32v_mul(mlcc_f32v_mul(x, x), mlcc_f32v_mul(x, mlcc_f32v_splat(0.044715f)));
     return mlcc_f32v_mul(x, mlcc_f32v_sigmoid(mlcc_f32v_mul(mlcc_f32v_splat(2.0f * MLCC_SQRT2_PI), mlcc_f32v_add(x3, x))));
+}
+
+/* sqrt, correctly rounded as IEEE 754 asks: the compiler's vector square root on the shim's lanes (one
+ * instruction on AVX2, AVX-512, SIMD128, AArch64 and RVV; Armv7 NEON has none and takes VFP's per lane). */
+static inline mlcc_f32v mlcc_f32v_sqrt(mlcc_f32v x)
+{
+    typedef float lanes __attribute__((vector_size(MLCC_F32V_LANES * sizeof(float))));
+    lanes v;
+    __builtin_memcpy(&v, &x, sizeof v);  /* the shims' types are all this one's bits (SIMD128's are ints) */
+    v = __builtin_elementwise_sqrt(v);
+    __builtin_memcpy(&x, &v, sizeof x);
+    return x;
 }
 
 #endif /* MLCC_SIMD_MATH_H */
