@@ -55,6 +55,20 @@ def summary(times_ms: list[float]) -> dict:
     return {"median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90)), "runs": int(ms.size)}
 
 
+def merge_rounds(results: list[dict]) -> dict:
+    """One measurement from its rounds: the median of their medians (and of their CPU-time medians), the
+    largest p90, every round's median kept; the first error or output mismatch wins."""
+    failed = next((r for r in results if "error" in r or r.get("check") == "MISMATCH"), None)
+    if failed is not None:
+        return failed
+    merged = {**results[0], "median_ms": float(np.median([r["median_ms"] for r in results])),
+              "p90_ms": max(r["p90_ms"] for r in results), "runs": sum(r["runs"] for r in results),
+              "round_medians_ms": [r["median_ms"] for r in results]}
+    if all("cpu_median_ms" in r for r in results):
+        merged["cpu_median_ms"] = float(np.median([r["cpu_median_ms"] for r in results]))
+    return merged
+
+
 def mlcc_build(model_path: Path, target: str, out: Path) -> dict:
     try:
         started = time.perf_counter()

@@ -102,7 +102,9 @@ def markdown(results: dict) -> str:
         f"(CPU, 1 thread, sequential, all graph optimisations); wasmtime {env['wasmtime']}; "
         f"onnxruntime-web {_web_version(results)} under node {env['node']} (wasm, 1 thread, SIMD)"
         + (f": **skipped, {env['web_note']}**" if env.get("web_note") else ""),
-        f"- medians of timed runs after warm-up (about {results['budget_s']:g} s per measurement); ratios are "
+        f"- medians of timed runs after warm-up (about {results['budget_s']:g} s per measurement"
+        + (f", in {results['rounds']} rounds alternating mlcc and its peer: the median of the rounds' medians"
+           if results.get("rounds", 1) > 1 else "") + "); ratios are "
         "mlcc / reference, **bold** where mlcc is faster; mlcc host and wasm32 are timed inside the compiled code, "
         "onnxruntime around session.run (Python), onnxruntime-web around session.run (node)",
         f"- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
