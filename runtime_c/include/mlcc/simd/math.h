@@ -129,7 +129,11 @@ static inline mlcc_f32v mlcc_f32v_sqrt(mlcc_f32v x)
     typedef float lanes __attribute__((vector_size(MLCC_F32V_LANES * sizeof(float))));
     lanes v;
     __builtin_memcpy(&v, &x, sizeof v);  /* the shims' types are all this one's bits (SIMD128's are ints) */
+#if defined(__clang__)
     v = __builtin_elementwise_sqrt(v);
+#else  /* GCC (a system compiler building the C for x86-64) has no elementwise builtin: it vectorises this */
+    for (size_t i = 0; i < MLCC_F32V_LANES; ++i) v[i] = __builtin_sqrtf(v[i]);
+#endif
     __builtin_memcpy(&x, &v, sizeof x);
     return x;
 }
