@@ -35,6 +35,11 @@ class Target:
     conv_layout: str = "NCHW"  # activations' layout in convolutional regions: NCHW or NHWC (passes/choose_layout)
     l1d_bytes: int = 32768  # per-core data caches the kernels block for (0: none); ops/_gemm.blocking
     l2_bytes: int = 262144
+    # k per group (channels x taps) up to which f32-conv's direct kernel beats a packed GEMM per group
+    # (ops/_conv_direct): it reads A unpacked, one broadcast per input element and pixel. AVX-512,
+    # ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000): 28x28 k 34 n 34 31 vs 49 us,
+    # 14x14 k 68 n 68 18 vs 19, 7x7 k 136 n 136 18 vs 16.5
+    direct_conv_max_group_k: int = 96
 
     @property
     def is_wasm(self) -> bool:

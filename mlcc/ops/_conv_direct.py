@@ -11,18 +11,14 @@ import dataclasses
 from ._gemm import packed_constant, packed_size
 
 MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
-# k per group (channels x taps) up to which it beats a GEMM per group: the kernel reads A unpacked, its
-# row blocks cut at row ends. AVX-512, ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000):
-# 28x28 k 34 n 34 31 vs 49 us, 14x14 k 68 n 68 18 vs 19, 7x7 k 136 n 136 18 vs 16.5
-MAX_GROUP_K = 96
 MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__simd)
 
 
-def applies(groups: int, group_in: int, group_out: int, taps: int) -> bool:
-    """Not depthwise (f32-dwconv's)."""
+def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bool:
+    """Not depthwise (f32-dwconv's). Groups up to the target's direct_conv_max_group_k channels x taps."""
     if groups == 1:
         return group_in <= MAX_CHANNELS
-    return (group_in > 1 or group_out > 1) and group_in * taps <= MAX_GROUP_K
+    return (group_in > 1 or group_out > 1) and group_in * taps <= target.direct_conv_max_group_k
 
 
 def panel_width(target, out_channels: int) -> int:

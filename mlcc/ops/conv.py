@@ -119,7 +119,7 @@ class Conv(Op):
         values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
-        if _conv_direct.applies(groups, group_in, group_out, geo.taps):
+        if _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
                                                                   ("group", group_out)))
