@@ -80,7 +80,7 @@ def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) 
               "flops": report.get("flops", 0), "arena_bytes": report["arena_bytes"],
               "weights_bytes": report["weights_bytes"], "code_bytes": report["code_bytes"]}
     result["gflops_per_s"] = result["flops"] / (result["median_ms"] * 1e6) if result["median_ms"] > 0 else 0.0
-    if cpu_ns:  # a timer that also reads the thread's CPU time (wasmtime)
+    if cpu_ns:  # the thread's CPU time too, which a shared machine's other load barely changes
         cpu = _summary(cpu_ns[0])
         result.update(cpu_median_ms=cpu["median_ms"], cpu_p90_ms=cpu["p90_ms"],
                       cpu_times_ms=[round(t / 1e6, 6) for t in cpu_ns[0]])
@@ -121,7 +121,7 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
 
 _HARNESS_CDEF = """
 int mlcc_bench_time(int (*run)(const void *const *, void *const *, void *), const void *const *inputs,
-                    void *const *outputs, void *arena, int warmup, int repeat, uint64_t *ns);
+                    void *const *outputs, void *arena, int warmup, int repeat, uint64_t *ns, uint64_t *cpu_ns);
 """
 _LINKED_CDEF = """
 int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
@@ -170,13 +170,16 @@ def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: 
     inputs, outputs, arena = _host_buffers(report, feeds)
     in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
     ns = ffi.new("uint64_t[]", max(repeat, OVERHEAD_CALLS))
-    status = harness.mlcc_bench_time(model.entry, in_ptrs, out_ptrs, ffi.cast("void *", arena.ctypes.data), warmup, repeat, ns)
+    cpu_ns = ffi.new("uint64_t[]", repeat)
+    status = harness.mlcc_bench_time(model.entry, in_ptrs, out_ptrs, ffi.cast("void *", arena.ctypes.data), warmup,
+                                     repeat, ns, cpu_ns)
     if status != 0:
         raise RunError(f"{report['name']}_run_v returned status {status}")
     times = np.frombuffer(ffi.buffer(ns, 8 * repeat), dtype=np.uint64).copy()
-    harness.mlcc_bench_time(model.entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns)  # refused at once
+    cpu = np.frombuffer(ffi.buffer(cpu_ns, 8 * repeat), dtype=np.uint64).copy()
+    harness.mlcc_bench_time(model.entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, ffi.NULL)  # refused at once
     overhead = float(np.median(np.frombuffer(ffi.buffer(ns, 8 * OVERHEAD_CALLS), dtype=np.uint64)))
-    return times, overhead, "clock_gettime(CLOCK_MONOTONIC) around each call, in C"
+    return times, overhead, "clock_gettime(CLOCK_MONOTONIC) around each call, in C", cpu
 
 
 def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str]) -> None:

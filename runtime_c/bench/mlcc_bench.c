@@ -23,22 +23,37 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs `warmup` untimed calls, then `repeat` timed ones into ns[repeat]; returns the last call's status
- * (a call with NULL arguments returns at once: that measures the harness's own overhead). */
+#if defined(__wasm__)
+/* WASI has no CPU clock: the runner gives its thread's, the one the module runs on. */
+__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) uint64_t mlcc_bench_thread_cpu_ns(void);
+#else
+static uint64_t mlcc_bench_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs `warmup` untimed calls, then `repeat` timed ones into ns[repeat] and, unless NULL, their thread CPU
+ * time into cpu_ns[repeat]; returns the last call's status (a call with NULL arguments returns at once: that
+ * measures the harness's own overhead). */
 MLCC_BENCH_API int mlcc_bench_time(mlcc_run_v_fn run, const void *const *inputs, void *const *outputs,
-                                   void *arena, int warmup, int repeat, uint64_t *ns)
+                                   void *arena, int warmup, int repeat, uint64_t *ns, uint64_t *cpu_ns)
 {
     int status = 0;
     for (int i = 0; i < warmup; ++i) {
         status = run(inputs, outputs, arena);
     }
     for (int i = 0; i < repeat; ++i) {
+        const uint64_t cpu_start = cpu_ns == NULL ? 0 : mlcc_bench_thread_cpu_ns();
         const uint64_t start = now_ns();
         status = run(inputs, outputs, arena);
         ns[i] = now_ns() - start;
+        if (cpu_ns != NULL) cpu_ns[i] = mlcc_bench_thread_cpu_ns() - cpu_start;
     }
     return status;
 }
+#endif
 
 #if defined(MLCC_PROFILE)
 static uint64_t step_ns[MLCC_PROFILE_STEPS];
@@ -58,18 +73,6 @@ void mlcc_profile_end(int step)
 
 #if defined(MLCC_BENCH_RUN_V)
 int MLCC_BENCH_RUN_V(const void *const *inputs, void *const *outputs, void *arena);
-
-#if defined(__wasm__)
-/* WASI has no CPU clock: the runner gives its thread's, the one the module runs on. */
-__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) uint64_t mlcc_bench_thread_cpu_ns(void);
-#else
-static uint64_t mlcc_bench_thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-#endif
 
 /* `repeat` timed calls of the model linked in: total_ns[repeat] per call, cpu_ns[repeat] its thread CPU time
  * (unless NULL) and, when profiling, steps_ns[repeat][MLCC_PROFILE_STEPS] per step. Returns the last call's

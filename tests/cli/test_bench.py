@@ -49,6 +49,9 @@ def test_bench_json(built, target):
     assert len(result["times_ms"]) == 15 and all(t > 0 for t in result["times_ms"])
     assert 0 < result["min_ms"] <= result["median_ms"] <= result["p90_ms"]
     assert 0 <= result["overhead_ms"] < result["median_ms"]
+    # each run's thread CPU time: positive, and at most its wall time (plus the clocks' granularity)
+    assert len(result["cpu_times_ms"]) == 15
+    assert all(0 < c <= t + 0.05 for c, t in zip(result["cpu_times_ms"], result["times_ms"]))
     assert result["flops"] == report["flops"] > 0 and result["gflops_per_s"] > 0
     for key in ("arena_bytes", "weights_bytes", "code_bytes"):
         assert result[key] == report[key]
