@@ -74,6 +74,14 @@ SHAPES = [
     ("nhwc conv1x1 256->1024 @14x14 (resnet50)", 196, 1024, 256),
     ("nhwc conv1x1 2048->512 @7x7 (resnet50)", 49, 512, 2048),
     ("nhwc conv1x1 512->2048 @7x7 (resnet50)", 49, 2048, 512),
+    # fully-connected layers at batch 1 (GEMV: the packed weights streamed once)
+    ("gemv 1x4096x9216 (alexnet fc6)", 1, 4096, 9216),
+    ("gemv 1x4096x4096 (alexnet fc7)", 1, 4096, 4096),
+    ("gemv 1x1000x4096 (alexnet fc8)", 1, 1000, 4096),
+    ("gemv 1x1000x1024", 1, 1000, 1024),
+    ("gemv 1x1024x784 (mlp)", 1, 1024, 784),
+    ("gemv 1x1024x1024 (mlp)", 1, 1024, 1024),
+    ("gemv 1x1000x544 (shufflenet)", 1, 1000, 544),
 ]
 
 # isa -> (the target whose build and blocking a variant of it gets, host CPU flags needed, peak ISA)

@@ -97,7 +97,8 @@ static void check_all(const struct mlcc_f32_gemm_config *cfg)
     /* nr + nr / 2: a right-edge tile of whole vectors where the tile has two or more (its own path); 32 * nr + 3:
      * A packed with each element broadcast, for a variant that asks */
     const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 4 * nr + 5, 32 * nr + 3};
-    const size_t ks[] = {1, 7, 64, kc + 3};
+    /* k past each remainder of a row kernel's unroll by 4 (2, 7, kc + 3 with kc a multiple of 4) */
+    const size_t ks[] = {1, 2, 7, 64, kc + 3};
     size_t act = 0;
     for (size_t im = 0; im < sizeof ms / sizeof ms[0]; ++im)
         for (size_t in = 0; in < sizeof ns / sizeof ns[0]; ++in)

@@ -70,5 +70,36 @@ static inline void accumulate_broadcast(mlcc_f32v acc[MR][NR / 4], size_t kc, co
 }
 #define ACCUMULATE_BROADCAST accumulate_broadcast
 
+/* acc[0] += a[p] * w[p][..] over kc steps (a row of A in place, k 1 apart): a GEMV's loop (a fully-connected
+ * layer at batch 1), streaming packed B once. Four of A's steps are one load and four lane shuffles, not four
+ * splats (3 instructions each in Cranelift), and their products are summed as a tree before the one add to
+ * the accumulator: a chain of one add per 4 steps, 2 accumulators. Cranelift emits a loop body's loads first
+ * and its arithmetic at the end (the accumulators' first use is the back edge), so all 9 loads are live at
+ * once: 8 accumulators (4 chains over k) spilled 3 of them every step. */
+static inline void accumulate_row(mlcc_f32v acc[4][NR / 4], size_t kc, const float *a, const float *MLCC_RESTRICT w)
+{
+    size_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+        const float *ap = a + p, *wp = w + p * NR;
+        __asm__("" : "+r"(ap), "+r"(wp));  /* constant offsets folded into the loads (see accumulate_broadcast) */
+        const v128_t va = wasm_v128_load(ap);
+        const v128_t a0 = wasm_i32x4_shuffle(va, va, 0, 0, 0, 0), a1 = wasm_i32x4_shuffle(va, va, 1, 1, 1, 1);
+        const v128_t a2 = wasm_i32x4_shuffle(va, va, 2, 2, 2, 2), a3 = wasm_i32x4_shuffle(va, va, 3, 3, 3, 3);
+        for (size_t j = 0; j < NR / 4; ++j) {
+            const v128_t s01 = mlcc_f32v_fma(wasm_f32x4_mul(a0, wasm_v128_load(wp + j * 4)), a1,
+                                             wasm_v128_load(wp + NR + j * 4));
+            const v128_t s23 = mlcc_f32v_fma(wasm_f32x4_mul(a2, wasm_v128_load(wp + 2 * NR + j * 4)), a3,
+                                             wasm_v128_load(wp + 3 * NR + j * 4));
+            acc[0][j] = mlcc_f32v_add(acc[0][j], mlcc_f32v_add(s01, s23));
+        }
+    }
+    for (; p < kc; ++p) {
+        const v128_t ap = wasm_v128_load32_splat(a + p);
+        for (size_t j = 0; j < NR / 4; ++j)
+            acc[1][j] = mlcc_f32v_fma(acc[1][j], ap, wasm_v128_load(w + p * NR + j * 4));
+    }
+}
+#define ACCUMULATE_ROW accumulate_row
+
 #include "ukernel-simd.h"
 #endif

@@ -7,7 +7,8 @@
  * the target it is for: generated code passes its own), then includes this. It may also define
  * ACCUMULATE_PACKED(acc, kc, a, w), its own loop over a packed micro-panel (see accumulate_tile): its config
  * then asks the driver to pack row-major A too; and ACCUMULATE_BROADCAST(acc, kc, a, w), its loop over a
- * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products.
+ * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products;
+ * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over a row of A in place (k 1 apart) into acc[4][NV].
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -237,6 +238,12 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     (void)ldc;
     for (size_t u = 0; u < 4; ++u)
         for (size_t j = 0; j < NV; ++j) acc[u][j] = mlcc_f32v_zero();
+#if defined(ACCUMULATE_ROW)
+    if (a_cs == 1) {
+        ACCUMULATE_ROW(acc, kc, a, w);
+        p = kc;
+    }
+#endif
     for (; p + 4 <= kc; p += 4) {
         for (size_t u = 0; u < 4; ++u) {
             const mlcc_f32v ap = mlcc_f32v_splat(a[(p + u) * a_cs]);
