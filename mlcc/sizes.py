@@ -13,7 +13,8 @@ import struct
 from pathlib import Path
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
-SHT_NOBITS = 8
+SHT_SYMTAB, SHT_NOBITS = 2, 8
+STB_LOCAL, SHN_UNDEF = 0, 0
 FIELDS = ("code_bytes", "rodata_bytes", "data_bytes", "bss_bytes")
 
 
@@ -47,6 +48,33 @@ def elf_sizes(blob: bytes) -> dict[str, int]:
         else:
             sizes["rodata_bytes"] += size
     return sizes
+
+
+def elf_symbols(blob: bytes) -> tuple[set[str], set[str]]:
+    """(defined, undefined) global and weak symbols of an ELF object, from its symbol table."""
+    is64, little = blob[4] == 2, blob[5] == 1
+    end = "<" if little else ">"
+    if is64:
+        shoff, = struct.unpack_from(end + "Q", blob, 0x28)
+        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x3A)
+        header, symbol, symbol_size = end + "IIQQQQI", end + "IBBH", 24  # ... offset, size, link; name, info, other, shndx
+    else:
+        shoff, = struct.unpack_from(end + "I", blob, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x2E)
+        header, symbol, symbol_size = end + "IIIIIII", end + "I8xBBH", 16
+    sections = [struct.unpack_from(header, blob, shoff + i * shentsize) for i in range(shnum)]
+    defined, undefined = set(), set()
+    for _, kind, _, _, offset, size, link in sections:
+        if kind != SHT_SYMTAB:
+            continue
+        strings = sections[link][4]
+        for pos in range(offset + symbol_size, offset + size, symbol_size):  # entry 0 is the null symbol
+            name, info, _, shndx = struct.unpack_from(symbol, blob, pos)
+            if info >> 4 == STB_LOCAL or not name:
+                continue
+            text = blob[strings + name:blob.index(b"\0", strings + name)].decode()
+            (undefined if shndx == SHN_UNDEF else defined).add(text)
+    return defined, undefined - defined
 
 
 def archive_sizes(blob: bytes) -> dict[str, int]:

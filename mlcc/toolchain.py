@@ -15,7 +15,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from . import paths, runner_source
+from . import paths, runner_source, sizes
 from .errors import ToolchainError
 from .targets import Target
 
@@ -24,6 +24,10 @@ OPTIMISE = ("-O2", "-fno-math-errno")
 # Zig's clang emits debug info by default, which embeds the (temporary) build folder: artifacts would
 # differ between identical builds.
 REPRODUCIBLE = ("-g0", "-fno-ident")
+# Every function and object in its own section, so a link with --gc-sections (ours for shared libraries and
+# wasm, a firmware's for static libraries) keeps only what the model calls: a kernel family's other
+# functions and variants are dropped.
+SECTIONS = ("-ffunction-sections", "-fdata-sections")
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +53,7 @@ def compile_flags(target: Target, include_dirs: list[str]) -> list[str]:
     # Without a C library, the runtime's own <math.h> and <string.h> (mlcc/freestanding/) come first.
     freestanding = [] if target.libc else [f"{d}/mlcc/freestanding" for d in include_dirs]
     return [
-        *target_flags(target), "-std=c99", *OPTIMISE, *REPRODUCIBLE, *WARNINGS, "-fvisibility=hidden",
+        *target_flags(target), "-std=c99", *OPTIMISE, *REPRODUCIBLE, *SECTIONS, *WARNINGS, "-fvisibility=hidden",
         *(f"-I{d}" for d in freestanding), *(f"-I{d}" for d in include_dirs),
     ]
 
@@ -145,11 +149,12 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
         if "shared_library" in target.artifacts:
             so = f"lib{name}.so"
             libm = ["-lm"] if target.libc else ["-nostdlib"]  # freestanding: the runtime's own math
-            _run([*zig("cc"), *target_flags(target), "-shared", str(model_obj), *map(str, objects), "-o", so, *target.ldflags, *libm], cwd=str(out_dir))
+            _run([*zig("cc"), *target_flags(target), "-shared", "-Wl,--gc-sections", str(model_obj), *map(str, objects), "-o", so,
+                  *target.ldflags, *libm], cwd=str(out_dir))
             artifacts["shared_library"] = so
         if "static_library" in target.artifacts:
             members = [model_obj]
-            for obj in objects:  # archive members get readable names: <family>__<source>.o
+            for obj in _needed_objects(model_obj, objects):  # readable member names: <family>__<source>.o
                 member = Path(tmp) / (obj.name.rsplit("__", 1)[0] + ".o")
                 shutil.copyfile(obj, member)
                 members.append(member)
@@ -159,6 +164,21 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
     if "executable" in target.artifacts and io is not None:
         artifacts["executable"] = _link_runner(target, out_dir, name, artifacts["static_library"], io)
     return artifacts
+
+
+def _needed_objects(model_obj: Path, objects: list[Path]) -> list[Path]:
+    """The kernel objects the model object calls, directly or through each other: what a linker would take
+    from the archive, so the library ships (and its size counts) no variant the model does not run."""
+    symbols = {obj: sizes.elf_symbols(obj.read_bytes()) for obj in objects}
+    definer = {name: obj for obj in reversed(objects) for name in symbols[obj][0]}
+    needed: set[Path] = set()
+    pending = list(sizes.elf_symbols(model_obj.read_bytes())[1])
+    while pending:
+        obj = definer.get(pending.pop())
+        if obj is not None and obj not in needed:
+            needed.add(obj)
+            pending += symbols[obj][1]
+    return [obj for obj in objects if obj in needed]
 
 
 def _link_runner(target: Target, out_dir: Path, name: str, archive: str, io: dict) -> str:

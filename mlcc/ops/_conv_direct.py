@@ -41,6 +41,9 @@ def lower(node, ctx, b, values: dict) -> None:
         values["fields"] = dataclasses.replace(geo, inp=[geo.out_size], out=[geo.out_size], kernel=[1], stride=[1],
                                                dilation=[1], pad=[0]).fields()
     nr = panel_width(ctx.target, group_out)
+    vectors = nr // max(1, ctx.target.vector_bytes // 4)
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
-    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, w_group=packed_size(k, group_out, nr),
+    # the entry point for this panel width: the model links none of the others
+    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, kernel=f"mlcc_f32_conv_direct_nhwc_{vectors}v__simd",
+             w_group=packed_size(k, group_out, nr),
              y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})

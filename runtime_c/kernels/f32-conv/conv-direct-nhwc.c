@@ -189,61 +189,74 @@ static FORCE_INLINE void panel_row(size_t pb, size_t nv, const struct row *r, si
     }
 }
 
-static void row_panels(const struct row *r, size_t ow_a, size_t ow_b, const float *w, const float *bias,
-                       const float *bias_tail, const struct mlcc_f32_epilogue *e)
+/* Every panel of the row, nv vectors wide (a constant once inlined); blocks of up to 8 pixels within the
+ * accumulators. */
+static FORCE_INLINE void row_panels(size_t nv, const struct row *r, size_t ow_a, size_t ow_b, const float *w,
+                                    const float *bias, const float *bias_tail, const struct mlcc_f32_epilogue *e)
 {
-    const size_t nv = r->nr / LANES;
     for (size_t o0 = 0; o0 < r->out_channels; o0 += r->nr) {
         const float *wp = w + o0 * r->k;  /* panel o0 / nr: k rows of nr */
         const float *bp = bias == NULL ? NULL : o0 + r->nr <= r->out_channels ? bias + o0 : bias_tail;
-        switch (nv) {
-        case 1:
-            panel_row(8u, 1u, r, ow_a, ow_b, o0, wp, bp, e);
-            break;
-        case 2:
-            panel_row(ACCUMULATORS / 2u < 8u ? ACCUMULATORS / 2u : 8u, 2u, r, ow_a, ow_b, o0, wp, bp, e);
-            break;
-        case 3:
-            panel_row(ACCUMULATORS / 3u < 8u ? ACCUMULATORS / 3u : 8u, 3u, r, ow_a, ow_b, o0, wp, bp, e);
-            break;
-        default:
-            panel_row(ACCUMULATORS / 4u, 4u, r, ow_a, ow_b, o0, wp, bp, e);
-            break;
+        panel_row(MLCC_MIN(ACCUMULATORS / nv, 8u), nv, r, ow_a, ow_b, o0, wp, bp, e);
+    }
+}
+
+/* The image in panels of nv vectors: nr == nv * LANES. */
+static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
+                                const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
+    float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
+    if (bias != NULL && out_channels % nr != 0)
+        for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
+    /* interior pixels along w: ow * stride >= pad and ow * stride - pad + span <= in */
+    const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
+    const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
+    const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
+                      : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
+    for (size_t od = 0; od < g->out[0]; ++od) {
+        taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
+        r.id0 = od * g->stride[0] - g->pad[0];
+        for (size_t oh = 0; oh < g->out[1]; ++oh) {
+            taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
+            r.ih0 = oh * g->stride[1] - g->pad[1];
+            r.p0 = (od * g->out[1] + oh) * g->out[2];
+            r.y = y + r.p0 * y_pitch;
+            row_panels(nv, &r, ow_a, ow_b, w, bias, bias_tail, epilogue);
         }
     }
 }
 #endif
 
-void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                     size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
-                                     const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                     const struct mlcc_f32_epilogue *epilogue)
+/* One entry point per panel width, so a model links only the width it runs (and no shim: the __scalar form). */
+#define DIRECT_PARAMS const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride, \
+                      size_t out_channels, size_t nr, const float *x, const float *w, const float *bias, \
+                      float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue
+#define DIRECT_ARGS g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue
+#if MLCC_HAVE_F32V
+#define DIRECT(nv) direct(nv, DIRECT_ARGS)
+#else
+#define DIRECT(nv) mlcc_f32_conv_direct_nhwc__scalar(DIRECT_ARGS)
+#endif
+void mlcc_f32_conv_direct_nhwc_1v__simd(DIRECT_PARAMS) { DIRECT(1u); }
+void mlcc_f32_conv_direct_nhwc_2v__simd(DIRECT_PARAMS) { DIRECT(2u); }
+void mlcc_f32_conv_direct_nhwc_3v__simd(DIRECT_PARAMS) { DIRECT(3u); }
+void mlcc_f32_conv_direct_nhwc_4v__simd(DIRECT_PARAMS) { DIRECT(4u); }
+
+void mlcc_f32_conv_direct_nhwc__simd(DIRECT_PARAMS)
 {
 #if MLCC_HAVE_F32V
     if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {
-        const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
-        struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
-        float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
-        if (bias != NULL && out_channels % nr != 0)
-            for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
-        /* interior pixels along w: ow * stride >= pad and ow * stride - pad + span <= in */
-        const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
-        const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
-        const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
-                          : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
-        for (size_t od = 0; od < g->out[0]; ++od) {
-            taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
-            r.id0 = od * g->stride[0] - g->pad[0];
-            for (size_t oh = 0; oh < g->out[1]; ++oh) {
-                taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
-                r.ih0 = oh * g->stride[1] - g->pad[1];
-                r.p0 = (od * g->out[1] + oh) * g->out[2];
-                r.y = y + r.p0 * y_pitch;
-                row_panels(&r, ow_a, ow_b, w, bias, bias_tail, epilogue);
-            }
+        switch (nr / LANES) {
+        case 1: mlcc_f32_conv_direct_nhwc_1v__simd(DIRECT_ARGS); return;
+        case 2: mlcc_f32_conv_direct_nhwc_2v__simd(DIRECT_ARGS); return;
+        case 3: mlcc_f32_conv_direct_nhwc_3v__simd(DIRECT_ARGS); return;
+        default: mlcc_f32_conv_direct_nhwc_4v__simd(DIRECT_ARGS); return;
         }
-        return;
     }
 #endif
-    mlcc_f32_conv_direct_nhwc__scalar(g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+    mlcc_f32_conv_direct_nhwc__scalar(DIRECT_ARGS);
 }

@@ -61,7 +61,8 @@ void mlcc_f32_conv_depthwise_nhwc__scalar(const struct mlcc_f32_conv_geometry *g
  * nr output channels (zeros past out_channels), each k rows of nr floats. bias may be NULL; output pixels
  * lie y_pitch floats apart (a channel slice of a wider tensor); y must not overlap x or the residual. The
  * epilogue (NULL: none) sees rows = output pixels, columns = channels. __simd takes nr a multiple of the
- * vector width, at most 4 vectors (other widths run __scalar). */
+ * vector width, at most 4 vectors (other widths run __scalar); _Nv__simd takes nr = N vectors (any nr on
+ * targets without a SIMD shim, where it runs __scalar): a model links only the panel width it runs. */
 void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
@@ -70,5 +71,21 @@ void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, siz
                                      size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
                                      const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                      const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_conv_direct_nhwc_1v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                        const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_conv_direct_nhwc_2v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                        const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_conv_direct_nhwc_3v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                        const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_conv_direct_nhwc_4v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                        const struct mlcc_f32_epilogue *epilogue);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */
