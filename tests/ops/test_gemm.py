@@ -26,6 +26,25 @@ def test_gemm_sizes(m, n, k, b_const, target, tmp_path):
     check_model(model, feeds, target, tmp_path, **TOL)
 
 
+@pytest.mark.parametrize("k", [2, 301, 514])
+@pytest.mark.parametrize("n", [45, 264])
+def test_gemm_single_row(k, n, target, tmp_path):
+    """A fully-connected layer at batch 1 (a GEMV: the row kernel over all of k): k past each remainder of its
+    unroll by 4, n off the panel widths; followed by ReLU, which the lowering may fuse."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    a, b, c = rand(1, k), rand(n, k, seed=1), rand(n, seed=2)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["a", "b", "c"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["y"])],
+        "fc", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+        [onnx.numpy_helper.from_array(b, "b"), onnx.numpy_helper.from_array(c, "c")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    check_model(model, {"a": a}, target, tmp_path, **TOL)
+
+
 @pytest.mark.parametrize("trans_a,trans_b", [(0, 1), (1, 0), (1, 1)])
 @pytest.mark.parametrize("b_const", [True, False], ids=["B-const", "B-input"])
 def test_gemm_transposes_alpha_beta(trans_a, trans_b, b_const, target, tmp_path):
