@@ -65,18 +65,25 @@ static inline float mlcc_f32_exp2_int(float n)
     return b.f;
 }
 
-static inline float mlcc_f32_exp(float x)
+/* e^r - 1 for r = xc - n ln2, n = xc log2(e) rounded (|r| <= ln2 / 2): the reduction and polynomial of
+ * mlcc_f32_exp and mlcc_f32_exp_nonpositive. */
+static inline float mlcc_f32_expm1_reduced(float xc, float n)
 {
-    const float xc = x < MLCC_EXP_LO ? MLCC_EXP_LO : (x > MLCC_EXP_HI ? MLCC_EXP_HI : x);  /* NaN stays */
-    const float n = (xc * MLCC_EXP_LOG2E + MLCC_EXP_ROUND) - MLCC_EXP_ROUND;
-    const float n1 = n < -126.0f ? -126.0f : (n > 127.0f ? 127.0f : n);
     float r = n * -MLCC_EXP_LN2_HI + xc;
     r = n * -MLCC_EXP_LN2_LO + r;
     float p = MLCC_EXP_P4 * r + MLCC_EXP_P3;
     p = p * r + MLCC_EXP_P2;
     p = p * r + MLCC_EXP_P1;
     p = p * r + MLCC_EXP_P0;
-    const float q = p * (r * r) + r;  /* e^r - 1 */
+    return p * (r * r) + r;
+}
+
+static inline float mlcc_f32_exp(float x)
+{
+    const float xc = x < MLCC_EXP_LO ? MLCC_EXP_LO : (x > MLCC_EXP_HI ? MLCC_EXP_HI : x);  /* NaN stays */
+    const float n = (xc * MLCC_EXP_LOG2E + MLCC_EXP_ROUND) - MLCC_EXP_ROUND;
+    const float n1 = n < -126.0f ? -126.0f : (n > 127.0f ? 127.0f : n);
+    const float q = mlcc_f32_expm1_reduced(xc, n);
     const float s1 = mlcc_f32_exp2_int(n1);
     return (q * s1 + s1) * mlcc_f32_exp2_int(n - n1);
 }
@@ -88,13 +95,7 @@ static inline float mlcc_f32_exp_nonpositive(float x)
 {
     const float xc = x < MLCC_EXP_FLUSH ? MLCC_EXP_FLUSH : x;  /* NaN stays */
     const float n = (xc * MLCC_EXP_LOG2E + MLCC_EXP_ROUND) - MLCC_EXP_ROUND;
-    float r = n * -MLCC_EXP_LN2_HI + xc;
-    r = n * -MLCC_EXP_LN2_LO + r;
-    float p = MLCC_EXP_P4 * r + MLCC_EXP_P3;
-    p = p * r + MLCC_EXP_P2;
-    p = p * r + MLCC_EXP_P1;
-    p = p * r + MLCC_EXP_P0;
-    const float q = p * (r * r) + r;
+    const float q = mlcc_f32_expm1_reduced(xc, n);
     const float s = mlcc_f32_exp2_int(n);
     return q * s + s;
 }

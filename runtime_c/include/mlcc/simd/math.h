@@ -30,19 +30,26 @@ static inline mlcc_f32v mlcc_f32v_exp2_int(mlcc_f32v n)
     return mlcc_f32v_from_bits(mlcc_i32v_shl(mlcc_f32v_bits(mlcc_f32v_add(n, mlcc_f32v_splat(MLCC_EXP_BIAS))), 23u));
 }
 
-static inline mlcc_f32v mlcc_f32v_exp(mlcc_f32v x)
+/* e^r - 1 for r = xc - n ln2, n = xc log2(e) rounded (|r| <= ln2 / 2): the reduction and polynomial of
+ * mlcc_f32v_exp and mlcc_f32v_exp_nonpositive, as mlcc_f32_expm1_reduced lane by lane. */
+static inline mlcc_f32v mlcc_f32v_expm1_reduced(mlcc_f32v xc, mlcc_f32v n)
 {
-    const mlcc_f32v round = mlcc_f32v_splat(MLCC_EXP_ROUND);
-    const mlcc_f32v xc = mlcc_f32v_min(mlcc_f32v_max(x, mlcc_f32v_splat(MLCC_EXP_LO)), mlcc_f32v_splat(MLCC_EXP_HI));
-    const mlcc_f32v n = mlcc_f32v_sub(mlcc_f32v_fma(round, xc, mlcc_f32v_splat(MLCC_EXP_LOG2E)), round);
-    const mlcc_f32v n1 = mlcc_f32v_min(mlcc_f32v_max(n, mlcc_f32v_splat(-126.0f)), mlcc_f32v_splat(127.0f));
     mlcc_f32v r = mlcc_f32v_fma(xc, n, mlcc_f32v_splat(-MLCC_EXP_LN2_HI));
     r = mlcc_f32v_fma(r, n, mlcc_f32v_splat(-MLCC_EXP_LN2_LO));
     mlcc_f32v p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P3), mlcc_f32v_splat(MLCC_EXP_P4), r);
     p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P2), p, r);
     p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P1), p, r);
     p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P0), p, r);
-    const mlcc_f32v q = mlcc_f32v_fma(r, p, mlcc_f32v_mul(r, r));  /* e^r - 1 */
+    return mlcc_f32v_fma(r, p, mlcc_f32v_mul(r, r));
+}
+
+static inline mlcc_f32v mlcc_f32v_exp(mlcc_f32v x)
+{
+    const mlcc_f32v round = mlcc_f32v_splat(MLCC_EXP_ROUND);
+    const mlcc_f32v xc = mlcc_f32v_min(mlcc_f32v_max(x, mlcc_f32v_splat(MLCC_EXP_LO)), mlcc_f32v_splat(MLCC_EXP_HI));
+    const mlcc_f32v n = mlcc_f32v_sub(mlcc_f32v_fma(round, xc, mlcc_f32v_splat(MLCC_EXP_LOG2E)), round);
+    const mlcc_f32v n1 = mlcc_f32v_min(mlcc_f32v_max(n, mlcc_f32v_splat(-126.0f)), mlcc_f32v_splat(127.0f));
+    const mlcc_f32v q = mlcc_f32v_expm1_reduced(xc, n);
     const mlcc_f32v s1 = mlcc_f32v_exp2_int(n1);
     const mlcc_f32v e = mlcc_f32v_mul(mlcc_f32v_fma(s1, q, s1), mlcc_f32v_exp2_int(mlcc_f32v_sub(n, n1)));
     return mlcc_f32v_select(mlcc_f32v_isnan(x), x, e);  /* the shims' min/max may drop a NaN */
@@ -55,13 +62,7 @@ static inline mlcc_f32v mlcc_f32v_exp_nonpositive(mlcc_f32v x)
     const mlcc_f32v round = mlcc_f32v_splat(MLCC_EXP_ROUND);
     const mlcc_f32v xc = mlcc_f32v_max(x, mlcc_f32v_splat(MLCC_EXP_FLUSH));
     const mlcc_f32v n = mlcc_f32v_sub(mlcc_f32v_fma(round, xc, mlcc_f32v_splat(MLCC_EXP_LOG2E)), round);
-    mlcc_f32v r = mlcc_f32v_fma(xc, n, mlcc_f32v_splat(-MLCC_EXP_LN2_HI));
-    r = mlcc_f32v_fma(r, n, mlcc_f32v_splat(-MLCC_EXP_LN2_LO));
-    mlcc_f32v p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P3), mlcc_f32v_splat(MLCC_EXP_P4), r);
-    p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P2), p, r);
-    p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P1), p, r);
-    p = mlcc_f32v_fma(mlcc_f32v_splat(MLCC_EXP_P0), p, r);
-    const mlcc_f32v q = mlcc_f32v_fma(r, p, mlcc_f32v_mul(r, r));
+    const mlcc_f32v q = mlcc_f32v_expm1_reduced(xc, n);
     const mlcc_f32v s = mlcc_f32v_exp2_int(n);
     return mlcc_f32v_select(mlcc_f32v_isnan(x), x, mlcc_f32v_fma(s, s, q));
 }
