@@ -25,4 +25,17 @@
 #define MLCC_HAVE_F32V 0
 #endif
 
+#include "mlcc/runtime.h"
+
+/* y[i] *= s for i < n: in the shim's vectors, the tail (or all of it, without a shim) lane by lane. */
+static inline void mlcc_f32_scale_row(size_t n, float s, float *MLCC_RESTRICT y)
+{
+    size_t i = 0;
+#if MLCC_HAVE_F32V
+    const mlcc_f32v vs = mlcc_f32v_splat(s);
+    for (; i + MLCC_F32V_LANES <= n; i += MLCC_F32V_LANES) mlcc_f32v_store(y + i, mlcc_f32v_mul(mlcc_f32v_load(y + i), vs));
+#endif
+    for (; i < n; ++i) y[i] *= s;
+}
+
 #endif /* MLCC_SIMD_H */

@@ -108,16 +108,6 @@ static void softmax_row__reference(const struct mlcc_f32_attention_params *p, fl
     for (size_t j = 0; j < n; ++j) s[j] *= inv_sum;
 }
 
-static void scale_row(size_t n, float scale, float *MLCC_RESTRICT y)
-{
-    size_t j = 0;
-#if MLCC_HAVE_F32V
-    const mlcc_f32v vs = mlcc_f32v_splat(scale);
-    for (; j + MLCC_F32V_LANES <= n; j += MLCC_F32V_LANES) mlcc_f32v_store(y + j, mlcc_f32v_mul(mlcc_f32v_load(y + j), vs));
-#endif
-    for (; j < n; ++j) y[j] *= scale;
-}
-
 void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
                         const float *q, const float *k, const float *v, const float *add_mask,
                         const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
@@ -147,7 +137,7 @@ void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct ml
                 float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
                 mlcc_f32_gemm(gemm, rows, p->v_dim, n, scores, n, 1u, packed_v, yi, p->y.row, 1.0f,
                               NULL, 0u, 0u, 0.0f, NULL);
-                for (size_t r = 0; r < rows; ++r) scale_row(p->v_dim, inv_sums[r], yi + r * p->y.row);
+                for (size_t r = 0; r < rows; ++r) mlcc_f32_scale_row(p->v_dim, inv_sums[r], yi + r * p->y.row);
             }
         }
     }

@@ -50,20 +50,10 @@ static float exp_and_sum(size_t n, const float *MLCC_RESTRICT x, float m, float 
     return sum;
 }
 
-static void scale_row(size_t n, float s, float *MLCC_RESTRICT y)
-{
-    size_t i = 0;
-#if MLCC_HAVE_F32V
-    const mlcc_f32v vs = mlcc_f32v_splat(s);
-    for (; i + MLCC_F32V_LANES <= n; i += MLCC_F32V_LANES) mlcc_f32v_store(y + i, mlcc_f32v_mul(mlcc_f32v_load(y + i), vs));
-#endif
-    for (; i < n; ++i) y[i] *= s;
-}
-
 void mlcc_f32_softmax_rows(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
-    for (size_t r = 0; r < rows; ++r, x += n, y += n) scale_row(n, 1.0f / exp_and_sum(n, x, row_max(n, x), y), y);
+    for (size_t r = 0; r < rows; ++r, x += n, y += n) mlcc_f32_scale_row(n, 1.0f / exp_and_sum(n, x, row_max(n, x), y), y);
 }
 
 void mlcc_f32_logsoftmax_rows(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
