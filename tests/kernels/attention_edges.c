@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-attention.h"
 
 #define ELEMS 65536u
@@ -14,14 +15,6 @@
 static float q_buf[ELEMS], k_buf[ELEMS], v_buf[ELEMS], mask_buf[ELEMS], y_got[ELEMS], y_want[ELEMS];
 static bool keep_buf[ELEMS];
 static float work[4u * ELEMS], ref_work[4096];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
 
 static struct mlcc_f32_attention_strides contiguous(size_t heads, size_t rows, size_t cols)
 {

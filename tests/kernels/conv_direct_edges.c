@@ -10,29 +10,14 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-conv.h"
 
 #define ELEMS 131072u
-#define FENCE 64u
-#define SENTINEL 12345.0f
 
 static float x_buf[ELEMS + 2 * FENCE], w_raw[ELEMS], w_buf[ELEMS + 2 * FENCE], b_buf[ELEMS + 2 * FENCE],
     r_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want[ELEMS],
     magnitude[ELEMS];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-static float *fenced_random(float *buf, size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : uniform();
-    return buf + FENCE;
-}
 
 struct shape {
     size_t in[3], kernel[3], stride[3], dilation[3], pad[3], pad_end[3];
@@ -83,9 +68,7 @@ static size_t compare(const float *got, size_t pixels, size_t pitch, size_t out_
                 if (bad++ == 0) *first = i;
             }
         }
-    for (size_t i = 0; i < FENCE; ++i)
-        if (got[-(long)FENCE + (long)i] != SENTINEL || got[pixels * pitch + i] != SENTINEL) ++bad;
-    return bad;
+    return bad + fence_damage(got, pixels * pitch);
 }
 
 static void check(const struct shape *s, size_t channels, size_t xs, size_t out_channels, size_t nr,
@@ -121,32 +104,11 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
                 w[(j * k + t) * nr + o] = j * nr + o < out_channels ? w_raw[(j * nr + o) * k + t] : 0.0f;
     const float *bias = with_bias ? fenced_random(b_buf, out_channels) : NULL;
     const float *residual = fenced_random(r_buf, out * pitch);
-    /* 0 none, 1 relu, 2 clip, 3 residual + hard-swish, 4 sigmoid (no vector form), 5 residual per pixel */
-    struct mlcc_f32_epilogue e = {MLCC_ACTIVATION_NONE, 0.0f, 0.0f, NULL, 0u, 0u};
-    if (epilogue_kind == 1) e.activation = MLCC_ACTIVATION_RELU;
-    if (epilogue_kind == 2) {
-        e.activation = MLCC_ACTIVATION_CLIP;
-        e.a = -0.5f;
-        e.b = 0.75f;
-    }
-    if (epilogue_kind == 3) {
-        e.activation = MLCC_ACTIVATION_HARD_SWISH;
-        e.residual = residual;
-        e.residual_rs = pitch;
-        e.residual_cs = 1u;
-    }
-    if (epilogue_kind == 4) e.activation = MLCC_ACTIVATION_SIGMOID;
-    if (epilogue_kind == 5) {
-        e.activation = MLCC_ACTIVATION_RELU;
-        e.residual = residual;
-        e.residual_rs = 1u;
-        e.residual_cs = 0u;
-    }
+    const struct mlcc_f32_epilogue e = conv_epilogue(epilogue_kind, residual, pitch);
     const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
     naive(&g, channels, xs, out_channels, x, bias, pitch, epilogue);
     for (int form = 0; form < 2; ++form) {
-        for (size_t i = 0; i < out * pitch + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
-        float *got = got_buf + FENCE;
+        float *got = fenced_sentinel(got_buf, out * pitch);
         if (form == 0)
             mlcc_f32_conv_direct_nhwc__scalar(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
         else

@@ -8,30 +8,14 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-dwconv.h"
 
 #define ELEMS 32768u
-#define FENCE 64u
-#define SENTINEL 12345.0f
 
 static float x_buf[ELEMS + 2 * FENCE], w_buf[ELEMS + 2 * FENCE], b_buf[ELEMS + 2 * FENCE],
     r_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want[ELEMS];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-/* n random values fenced by NaN on both sides; returns the first */
-static float *fenced_random(float *buf, size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : uniform();
-    return buf + FENCE;
-}
 
 struct shape {
     size_t in[3], kernel[3], stride[3], dilation[3], pad[3], pad_end[3];
@@ -62,30 +46,9 @@ static void check(const struct shape *s, size_t channels, int with_bias, int epi
     const float *x = fenced_random(x_buf, in * channels), *w = fenced_random(w_buf, taps * channels);
     const float *bias = with_bias ? fenced_random(b_buf, channels) : NULL;
     const float *residual = fenced_random(r_buf, out * channels);
-    /* 0 none, 1 relu, 2 clip, 3 residual + hard-swish, 4 sigmoid (no vector form), 5 residual per pixel */
-    struct mlcc_f32_epilogue e = {MLCC_ACTIVATION_NONE, 0.0f, 0.0f, NULL, 0u, 0u};
-    if (epilogue_kind == 1) e.activation = MLCC_ACTIVATION_RELU;
-    if (epilogue_kind == 2) {
-        e.activation = MLCC_ACTIVATION_CLIP;
-        e.a = -0.5f;
-        e.b = 0.75f;
-    }
-    if (epilogue_kind == 3) {
-        e.activation = MLCC_ACTIVATION_HARD_SWISH;
-        e.residual = residual;
-        e.residual_rs = channels;
-        e.residual_cs = 1u;
-    }
-    if (epilogue_kind == 4) e.activation = MLCC_ACTIVATION_SIGMOID;
-    if (epilogue_kind == 5) {
-        e.activation = MLCC_ACTIVATION_RELU;
-        e.residual = residual;
-        e.residual_rs = 1u;
-        e.residual_cs = 0u;
-    }
+    const struct mlcc_f32_epilogue e = conv_epilogue(epilogue_kind, residual, channels);
     const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
-    for (size_t i = 0; i < out * channels + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
-    float *got = got_buf + FENCE;
+    float *got = fenced_sentinel(got_buf, out * channels);
     mlcc_f32_conv_depthwise_nhwc__scalar(&ref, channels, x, w, bias, want, epilogue);
     mlcc_f32_dwconv_nhwc__simd(&g, channels, x, w, bias, got, epilogue);
     ++cases;
@@ -95,8 +58,7 @@ static void check(const struct shape *s, size_t channels, int with_bias, int epi
             if (bad++ == 0) first = i;
         }
     }
-    for (size_t i = 0; i < FENCE; ++i)
-        if (got_buf[i] != SENTINEL || got[out * channels + i] != SENTINEL) ++bad;
+    bad += fence_damage(got, out * channels);
     if (bad) {
         ++failures;
         printf("FAIL in %zux%zux%zu k %zux%zux%zu s %zu,%zu,%zu dil %zu,%zu,%zu pad %zu,%zu,%zu/%zu,%zu,%zu "

@@ -8,32 +8,19 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-lrn.h"
 
 #define ELEMS 16384u
-#define FENCE 64u
-#define SENTINEL 12345.0f
 
 static float x_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want[ELEMS];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
 
-static float uniform(void)
+/* n random values in [-4, 4) fenced by NaN on both sides; returns the first */
+static const float *fenced_input(size_t n)
 {
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-static const float *fenced_random(size_t n, float scale)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) x_buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : scale * uniform();
-    return x_buf + FENCE;
-}
-
-static float *fenced_output(size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
-    return got_buf + FENCE;
+    float *x = fenced_random(x_buf, n);
+    for (size_t i = 0; i < n; ++i) x[i] *= 4.0f;
+    return x;
 }
 
 /* Armv7: NEON fuses the window's multiply-adds where the scalar code (VFP) rounds twice, and has no vector
@@ -55,9 +42,7 @@ static int same(const float *got, size_t n)
         if (!(err <= MAX_ULP)) return 0;
         if (err > worst_ulp) worst_ulp = err;
     }
-    for (size_t i = 0; i < FENCE; ++i)
-        if (got_buf[i] != SENTINEL || got[n + i] != SENTINEL) return 0;
-    return 1;
+    return fence_damage(got, n) == 0;
 }
 
 struct params {
@@ -69,8 +54,8 @@ static void check_nhwc(size_t pixels, size_t channels, const struct params *q)
 {
     const size_t n = pixels * channels;
     const float alpha_over_size = q->alpha / (float)q->size;
-    const float *x = fenced_random(n, 4.0f);
-    float *got = fenced_output(n);
+    const float *x = fenced_input(n);
+    float *got = fenced_sentinel(got_buf, n);
     mlcc_f32_lrn_nhwc__scalar(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, want);
     mlcc_f32_lrn_nhwc__simd(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, got);
     ++cases;
@@ -85,8 +70,8 @@ static void check_nchw(size_t batch, size_t channels, size_t inner, const struct
 {
     const size_t n = batch * channels * inner;
     const float alpha_over_size = q->alpha / (float)q->size;
-    const float *x = fenced_random(n, 4.0f);
-    float *got = fenced_output(n);
+    const float *x = fenced_input(n);
+    float *got = fenced_sentinel(got_buf, n);
     mlcc_f32_lrn_nchw__scalar(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, want);
     mlcc_f32_lrn_nchw__simd(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, got);
     ++cases;

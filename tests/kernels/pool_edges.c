@@ -8,42 +8,19 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-pool.h"
 
 #define ELEMS 32768u
-#define FENCE 64u
-#define SENTINEL 12345.0f
 
 static float x_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want[ELEMS];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-static const float *fenced_random(size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) x_buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : uniform();
-    return x_buf + FENCE;
-}
-
-static float *fenced_output(size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) got_buf[i] = SENTINEL;
-    return got_buf + FENCE;
-}
 
 /* 1 when got matches want exactly and nothing was written around it */
 static int same(const float *got, size_t n)
 {
     for (size_t i = 0; i < n; ++i)
         if (got[i] != want[i]) return 0;
-    for (size_t i = 0; i < FENCE; ++i)
-        if (got_buf[i] != SENTINEL || got[n + i] != SENTINEL) return 0;
-    return 1;
+    return fence_damage(got, n) == 0;
 }
 
 struct shape {
@@ -68,8 +45,8 @@ static void check_window(const struct shape *s, size_t channels, int kind)
         in *= (size_t)g.in[d];
         out *= (size_t)g.out[d];
     }
-    const float *x = fenced_random(in * channels);
-    float *got = fenced_output(out * channels);
+    const float *x = fenced_random(x_buf, in * channels);
+    float *got = fenced_sentinel(got_buf, out * channels);
     if (kind == 0) {
         mlcc_f32_pool_max_nhwc__scalar(images, channels, &g, x, want);
         mlcc_f32_pool_max_nhwc__simd(images, channels, &g, x, got);
@@ -91,8 +68,8 @@ static void check_window(const struct shape *s, size_t channels, int kind)
 static void check_global(size_t pixels, size_t channels, int is_max)
 {
     const size_t images = 2;
-    const float *x = fenced_random(images * pixels * channels);
-    float *got = fenced_output(images * channels);
+    const float *x = fenced_random(x_buf, images * pixels * channels);
+    float *got = fenced_sentinel(got_buf, images * channels);
     if (is_max) {
         mlcc_f32_pool_global_max_nhwc__scalar(images, pixels, channels, x, want);
         mlcc_f32_pool_global_max_nhwc__simd(images, pixels, channels, x, got);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-norm.h"
 #include "mlcc/kernels/f32-softmax.h"
 #include "mlcc/kernels/f32-vmath.h"
@@ -13,14 +14,6 @@
 #define ELEMS 8192u
 
 static float x[ELEMS], scale[ELEMS], bias[ELEMS], got[ELEMS], want[ELEMS], work[2u * ELEMS];
-static unsigned rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
 
 /* |got - want| <= atol + rtol |want|, NaN where NaN */
 static void compare(const char *what, size_t a, size_t b, size_t count, float rtol, float atol)

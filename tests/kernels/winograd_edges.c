@@ -10,35 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "edges.h"
 #include "mlcc/kernels/f32-winograd.h"
 
 #define ELEMS 65536u
-#define FENCE 64u
-#define SENTINEL 12345.0f
 
 static float x_buf[ELEMS + 2 * FENCE], m_buf[ELEMS + 2 * FENCE], b_buf[ELEMS + 2 * FENCE],
     r_buf[ELEMS + 2 * FENCE], got_buf[ELEMS + 2 * FENCE], want_buf[ELEMS + 2 * FENCE];
-static uint32_t rng_state = 12345u;
-static int failures, cases;
-
-static float uniform(void)
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-/* n random values fenced by NaN on both sides; returns the first */
-static float *fenced_random(float *buf, size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) buf[i] = (i < FENCE || i >= FENCE + n) ? NAN : uniform();
-    return buf + FENCE;
-}
-
-static float *fenced_sentinel(float *buf, size_t n)
-{
-    for (size_t i = 0; i < n + 2 * FENCE; ++i) buf[i] = SENTINEL;
-    return buf + FENCE;
-}
 
 /* The factored and matrix forms round differently: a few ulp of the values summed (up to about 100). */
 static int differs(float got, float want)
