@@ -252,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", help="comma-separated variant names (default: every one this machine runs)")
     p.add_argument("--repeat", type=int, default=11, help="timed runs per shape, at most 64 [11]")
     p.add_argument("--shapes", help="comma-separated indices into the shape list [all]")
+    p.add_argument("--shape", action="append", default=[], metavar="M,N,K",
+                   help="a product of your own, repeatable: measured alone, or with --shapes' picks")
     p.add_argument("--rounds", type=int, default=1, help="passes over all runs, medians across them [1]")
     p.add_argument("--blocking", help="KC,MC,NC for every variant instead of what mlcc computes for its target")
     p.add_argument("--sweep", action="store_true", help=f"measure every KC in {SWEEP_KC} x MC in {SWEEP_MC}")
@@ -265,7 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.variants:
         names = set(args.variants.split(","))
         chosen = [v for v in chosen if v.name in names]
-    shapes = SHAPES if not args.shapes else [SHAPES[int(i)] for i in args.shapes.split(",")]
+    picked = [SHAPES[int(i)] for i in args.shapes.split(",")] if args.shapes else []
+    own = []
+    for text in args.shape:
+        try:
+            m, n, k = (int(d) for d in text.split(","))
+        except ValueError:
+            p.error(f"--shape {text!r}: expected M,N,K, three integers")
+        if min(m, n, k) < 1:
+            p.error(f"--shape {text!r}: every dimension must be 1 or more")
+        own.append((f"{m}x{n}x{k}", m, n, k))
+    shapes = picked + own if (picked or own) else SHAPES
     rows = []
     with tempfile.TemporaryDirectory(prefix="mlcc-gemm-bench-") as tmp:
         peaks = peak_gflops(Path(tmp))
