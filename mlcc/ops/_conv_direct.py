@@ -21,13 +21,18 @@ def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bo
     return (group_in > 1 or group_out > 1) and group_in * taps <= target.direct_conv_max_group_k
 
 
+def lanes(target) -> int:
+    """Floats per vector (1 without SIMD)."""
+    return max(1, target.vector_bytes // 4)
+
+
 def panel_width(target, out_channels: int) -> int:
     """Output channels per panel: whole vectors, at most MAX_VECTORS, the panels as even as they come
     (96 channels on AVX-512: two panels of 3 vectors, not 4 + 2)."""
-    lanes = max(1, target.vector_bytes // 4)
-    vectors = -(-out_channels // lanes)
+    width = lanes(target)
+    vectors = -(-out_channels // width)
     panels = -(-vectors // MAX_VECTORS)
-    return -(-vectors // panels) * lanes
+    return -(-vectors // panels) * width
 
 
 def lower(node, ctx, b, values: dict) -> None:
@@ -41,7 +46,7 @@ def lower(node, ctx, b, values: dict) -> None:
         values["fields"] = dataclasses.replace(geo, inp=[geo.out_size], out=[geo.out_size], kernel=[1], stride=[1],
                                                dilation=[1], pad=[0]).fields()
     nr = panel_width(ctx.target, group_out)
-    vectors = nr // max(1, ctx.target.vector_bytes // 4)
+    vectors = nr // lanes(ctx.target)
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
     # the entry point for this panel width: the model links none of the others
     ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, kernel=f"mlcc_f32_conv_direct_nhwc_{vectors}v__simd",

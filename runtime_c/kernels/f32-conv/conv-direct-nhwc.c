@@ -232,21 +232,18 @@ static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *
 #endif
 
 /* One entry point per panel width, so a model links only the width it runs (and no shim: the __scalar form). */
-#define DIRECT_PARAMS const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride, \
-                      size_t out_channels, size_t nr, const float *x, const float *w, const float *bias, \
-                      float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue
 #define DIRECT_ARGS g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue
 #if MLCC_HAVE_F32V
 #define DIRECT(nv) direct(nv, DIRECT_ARGS)
 #else
 #define DIRECT(nv) mlcc_f32_conv_direct_nhwc__scalar(DIRECT_ARGS)
 #endif
-void mlcc_f32_conv_direct_nhwc_1v__simd(DIRECT_PARAMS) { DIRECT(1u); }
-void mlcc_f32_conv_direct_nhwc_2v__simd(DIRECT_PARAMS) { DIRECT(2u); }
-void mlcc_f32_conv_direct_nhwc_3v__simd(DIRECT_PARAMS) { DIRECT(3u); }
-void mlcc_f32_conv_direct_nhwc_4v__simd(DIRECT_PARAMS) { DIRECT(4u); }
+void mlcc_f32_conv_direct_nhwc_1v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u); }
+void mlcc_f32_conv_direct_nhwc_2v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u); }
+void mlcc_f32_conv_direct_nhwc_3v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u); }
+void mlcc_f32_conv_direct_nhwc_4v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u); }
 
-void mlcc_f32_conv_direct_nhwc__simd(DIRECT_PARAMS)
+void mlcc_f32_conv_direct_nhwc__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
 #if MLCC_HAVE_F32V
     if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {

@@ -71,21 +71,14 @@ void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, siz
                                      size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
                                      const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                      const struct mlcc_f32_epilogue *epilogue);
-void mlcc_f32_conv_direct_nhwc_1v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                        const struct mlcc_f32_epilogue *epilogue);
-void mlcc_f32_conv_direct_nhwc_2v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                        const struct mlcc_f32_epilogue *epilogue);
-void mlcc_f32_conv_direct_nhwc_3v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                        const struct mlcc_f32_epilogue *epilogue);
-void mlcc_f32_conv_direct_nhwc_4v__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                        size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                        const struct mlcc_f32_epilogue *epilogue);
+/* the parameters of every entry point above, for the per-width ones */
+#define MLCC_F32_CONV_DIRECT_NHWC_PARAMS                                                                      \
+    const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride, size_t out_channels,     \
+        size_t nr, const float *x, const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch, \
+        const struct mlcc_f32_epilogue *epilogue
+void mlcc_f32_conv_direct_nhwc_1v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void mlcc_f32_conv_direct_nhwc_2v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void mlcc_f32_conv_direct_nhwc_3v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void mlcc_f32_conv_direct_nhwc_4v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */
