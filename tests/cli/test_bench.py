@@ -49,9 +49,10 @@ def test_bench_json(built, target):
     assert len(result["times_ms"]) == 15 and all(t > 0 for t in result["times_ms"])
     assert 0 < result["min_ms"] <= result["median_ms"] <= result["p90_ms"]
     assert 0 <= result["overhead_ms"] < result["median_ms"]
-    # each run's thread CPU time: positive, and at most its wall time (plus the clocks' granularity)
-    assert len(result["cpu_times_ms"]) == 15
-    assert all(0 < c <= t + 0.05 for c, t in zip(result["cpu_times_ms"], result["times_ms"]))
+    # the thread's CPU time, less its clock reads' cost: positive, and at most the wall time (medians: on wasm32
+    # a read is a call out to Python whose cost varies by tens of microseconds from one run to the next)
+    assert len(result["cpu_times_ms"]) == 15 and result["cpu_overhead_ms"] > 0
+    assert 0 < result["cpu_median_ms"] <= result["median_ms"] + 0.02
     assert result["flops"] == report["flops"] > 0 and result["gflops_per_s"] > 0
     for key in ("arena_bytes", "weights_bytes", "code_bytes"):
         assert result[key] == report[key]
