@@ -94,15 +94,14 @@ WASM = "wasm32"
 SWEEP_KC = (96, 128, 192, 256, 384)
 SWEEP_MC = (8, 32, 256)
 
-DRIVER = r"""
+# What both C harnesses (this one and gemm_ab.py's) start with: a clock, a sort order, 64-byte aligned arrays
+# (like generated code's weights and arena: malloc's 16 would split every AVX-512 load).
+PRELUDE = r"""
 #define _POSIX_C_SOURCE 200112L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include "mlcc/kernels/f32-gemm.h"
-#include "mlcc/simd.h"
-
-extern const struct mlcc_f32_gemm_config VARIANT;
 
 static double seconds(clockid_t clock)
 {
@@ -110,14 +109,6 @@ static double seconds(clockid_t clock)
     clock_gettime(clock, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-
-#if defined(__wasm__)
-/* WASI has no thread CPU clock: the host lends its own (as mlcc bench does) */
-__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) long long thread_cpu_ns(void);
-static double cpu_seconds(void) { return 1e-9 * (double)thread_cpu_ns(); }
-#else
-static double cpu_seconds(void) { return seconds(CPU_CLOCK); }
-#endif
 
 static int by_value(const void *x, const void *y)
 {
@@ -130,6 +121,20 @@ static float *aligned(size_t count)
     void *p = NULL;
     return posix_memalign(&p, 64, count * sizeof(float)) == 0 ? (float *)p : NULL;
 }
+"""
+
+DRIVER = PRELUDE + r"""
+#include "mlcc/simd.h"
+
+extern const struct mlcc_f32_gemm_config VARIANT;
+
+#if defined(__wasm__)
+/* WASI has no thread CPU clock: the host lends its own (as mlcc bench does) */
+__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) long long thread_cpu_ns(void);
+static double cpu_seconds(void) { return 1e-9 * (double)thread_cpu_ns(); }
+#else
+static double cpu_seconds(void) { return seconds(CPU_CLOCK); }
+#endif
 
 /* GFLOP/s of 12 independent multiply-add chains on registers right now (about a millisecond): the core's
  * peak under the same conditions as the run it is paired with. 0 without a SIMD shim. */
@@ -224,14 +229,15 @@ def _run_native(exe: Path, m: int, n: int, k: int, repeat: int, b: Blocking) -> 
     return json.loads(proc.stdout)
 
 
-def _run_wasm(module: Path, m: int, n: int, k: int, repeat: int, b: Blocking) -> dict:
+def run_wasi(module: Path, argv: list[str]) -> str:
+    """A WASI program's standard output, run in wasmtime with this thread's CPU clock lent as an import."""
     import wasmtime
 
     engine = wasmtime.Engine()
     store = wasmtime.Store(engine)
     out = module.with_suffix(".out")
     wasi = wasmtime.WasiConfig()
-    wasi.argv = ["gemm", *_arguments(m, n, k, repeat, b)]
+    wasi.argv = [module.stem, *argv]
     wasi.stdout_file = str(out)
     store.set_wasi(wasi)
     linker = wasmtime.Linker(engine)
@@ -244,7 +250,22 @@ def _run_wasm(module: Path, m: int, n: int, k: int, repeat: int, b: Blocking) ->
     except wasmtime.ExitTrap as exit_:
         if exit_.code:
             raise
-    return json.loads(out.read_text())
+    return out.read_text()
+
+
+def _run_wasm(module: Path, m: int, n: int, k: int, repeat: int, b: Blocking) -> dict:
+    return json.loads(run_wasi(module, _arguments(m, n, k, repeat, b)))
+
+
+def parse_shape(parser: argparse.ArgumentParser, text: str) -> tuple[int, int, int]:
+    """--shape M,N,K as three positive integers, or the parser's one-line error."""
+    try:
+        m, n, k = (int(d) for d in text.split(","))
+    except ValueError:
+        parser.error(f"--shape {text!r}: expected M,N,K, three integers")
+    if min(m, n, k) < 1:
+        parser.error(f"--shape {text!r}: every dimension must be 1 or more")
+    return m, n, k
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,15 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         names = set(args.variants.split(","))
         chosen = [v for v in chosen if v.name in names]
     picked = [SHAPES[int(i)] for i in args.shapes.split(",")] if args.shapes else []
-    own = []
-    for text in args.shape:
-        try:
-            m, n, k = (int(d) for d in text.split(","))
-        except ValueError:
-            p.error(f"--shape {text!r}: expected M,N,K, three integers")
-        if min(m, n, k) < 1:
-            p.error(f"--shape {text!r}: every dimension must be 1 or more")
-        own.append((f"{m}x{n}x{k}", m, n, k))
+    own = [(f"{m}x{n}x{k}", m, n, k) for m, n, k in (parse_shape(p, text) for text in args.shape)]
     shapes = picked + own if (picked or own) else SHAPES
     rows = []
     with tempfile.TemporaryDirectory(prefix="mlcc-gemm-bench-") as tmp:

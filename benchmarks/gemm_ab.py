@@ -22,19 +22,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from benchmarks.gemm import NATIVE, WASM
+from benchmarks.gemm import NATIVE, PRELUDE, WASM, parse_shape, run_wasi
 from mlcc import paths
 from mlcc.ops._gemm import blocking, variants
 from mlcc.targets import _host_cpu_flags, resolve
 from mlcc.toolchain import target_flags
 
-HARNESS = r"""
-#define _POSIX_C_SOURCE 200112L
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include "mlcc/kernels/f32-gemm.h"
-
+HARNESS = PRELUDE + r"""
 #define GEMM(name) void name(const struct mlcc_f32_gemm_config *, size_t, size_t, size_t, const float *, size_t, \
                              size_t, const float *, float *, size_t, float, const float *, size_t, size_t, float, \
                              const struct mlcc_f32_epilogue *)
@@ -42,25 +36,6 @@ GEMM(gemm_A);
 GEMM(gemm_B);
 void pack_b_A(size_t, size_t, const float *, size_t, size_t, size_t, float *);
 extern const struct mlcc_f32_gemm_config config_A, config_B;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int by_value(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static float *aligned(size_t count)
-{
-    void *p = NULL;
-    return posix_memalign(&p, 64, count * sizeof(float)) == 0 ? (float *)p : NULL;
-}
 
 int main(int argc, char **argv)
 {
@@ -82,11 +57,11 @@ int main(int argc, char **argv)
     for (size_t j = 0; j < n; ++j) bias[j] = 0.125f;
     pack_b_A(k, n, b, n, 1, config_A.nr, packed);  /* both versions' panel layout, checked by the outputs */
     for (int r = -2; r < rounds; ++r) {  /* two untimed rounds first */
-        const double t0 = now();
+        const double t0 = seconds(CLOCK_MONOTONIC);
         gemm_A(&a_config, m, n, k, a, k, 1, packed, c_a, n, 1.0f, bias, 0, 1, 1.0f, &relu);
-        const double t1 = now();
+        const double t1 = seconds(CLOCK_MONOTONIC);
         gemm_B(&b_config, m, n, k, a, k, 1, packed, c_b, n, 1.0f, bias, 0, 1, 1.0f, &relu);
-        const double t2 = now();
+        const double t2 = seconds(CLOCK_MONOTONIC);
         if (r >= 0) {
             t_a[r] = t1 - t0;
             t_b[r] = t2 - t1;
@@ -153,27 +128,9 @@ def _zig(args: list[str]) -> None:
 
 
 def _run(program: Path, wasm: bool, arguments: list[str]) -> list[float]:
-    if not wasm:
-        return [float(x) for x in subprocess.run([str(program), *arguments], check=True, capture_output=True,
-                                                 text=True).stdout.split()]
-    import wasmtime
-
-    engine = wasmtime.Engine()
-    store = wasmtime.Store(engine)
-    out = program.with_suffix(".out")
-    wasi = wasmtime.WasiConfig()
-    wasi.argv = ["gemm_ab", *arguments]
-    wasi.stdout_file = str(out)
-    store.set_wasi(wasi)
-    linker = wasmtime.Linker(engine)
-    linker.define_wasi()
-    instance = linker.instantiate(store, wasmtime.Module.from_file(engine, str(program)))
-    try:
-        instance.exports(store)["_start"](store)
-    except wasmtime.ExitTrap as exit_:
-        if exit_.code:
-            raise
-    return [float(x) for x in out.read_text().split()]
+    output = run_wasi(program, arguments) if wasm else subprocess.run(
+        [str(program), *arguments], check=True, capture_output=True, text=True).stdout
+    return [float(x) for x in output.split()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,15 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{', '.join(isa for isa, (_, need, _) in NATIVE.items() if need <= _host_cpu_flags())} variants")
     if args.rounds < 1:
         p.error("--rounds must be 1 or more")
-    shapes = []
-    for text in args.shape:
-        try:
-            m, n, k = (int(d) for d in text.split(","))
-        except ValueError:
-            p.error(f"--shape {text!r}: expected M,N,K, three integers")
-        if min(m, n, k) < 1:
-            p.error(f"--shape {text!r}: every dimension must be 1 or more")
-        shapes.append((m, n, k))
+    shapes = [parse_shape(p, text) for text in args.shape]
     target = resolve(WASM if wasm else NATIVE[variant.isa][0])
     b = blocking(target, variant)
     with tempfile.TemporaryDirectory(prefix="mlcc-gemm-ab-") as tmp:
