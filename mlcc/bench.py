@@ -179,13 +179,17 @@ def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: 
                                      repeat, ns, cpu_ns)
     if status != 0:
         raise RunError(f"{report['name']}_run_v returned status {status}")
-    times = np.frombuffer(ffi.buffer(ns, 8 * repeat), dtype=np.uint64).copy()
-    cpu = np.frombuffer(ffi.buffer(cpu_ns, 8 * repeat), dtype=np.uint64).copy()
+    times, cpu = _u64s(ffi, ns, repeat), _u64s(ffi, cpu_ns, repeat)
     cpu_ns = ffi.new("uint64_t[]", OVERHEAD_CALLS)
     harness.mlcc_bench_time(model.entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, cpu_ns)  # refused at once
-    overhead = float(np.median(np.frombuffer(ffi.buffer(ns, 8 * OVERHEAD_CALLS), dtype=np.uint64)))
-    cpu_overhead = float(np.median(np.frombuffer(ffi.buffer(cpu_ns, 8 * OVERHEAD_CALLS), dtype=np.uint64)))
+    overhead = float(np.median(_u64s(ffi, ns, OVERHEAD_CALLS)))
+    cpu_overhead = float(np.median(_u64s(ffi, cpu_ns, OVERHEAD_CALLS)))
     return times, overhead, "clock_gettime(CLOCK_MONOTONIC) around each call, in C", cpu, cpu_overhead
+
+
+def _u64s(ffi, buffer, count: int) -> np.ndarray:
+    """The first `count` values of a cffi uint64_t array, copied out."""
+    return np.frombuffer(ffi.buffer(buffer, 8 * count), dtype=np.uint64).copy()
 
 
 def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str]) -> None:
@@ -219,8 +223,7 @@ def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmu
         status = lib.mlcc_bench_linked(in_ptrs, out_ptrs, arena_ptr, count, total, ffi.NULL, per_step)
         if status != 0:
             raise RunError(f"{report['name']}_run_v returned status {status}")
-        results = (np.frombuffer(ffi.buffer(total, 8 * count), dtype=np.uint64).copy(),
-                   np.frombuffer(ffi.buffer(per_step, 8 * count * steps), dtype=np.uint64).reshape(count, steps).copy())
+        results = (_u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps))
     return results
 
 
