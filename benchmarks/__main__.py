@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -121,12 +122,16 @@ def run_model(name: str, args, log) -> dict:
     rounds = {"ort": [], "mlcc": [], "wasm": [], "web": []}
     budget, most = args.budget / args.rounds, max(3, args.max_repeat // args.rounds)
     expected = None
+    # the FMA peak right before and after each round of mlcc host: what the core gave while mlcc ran
+    isa, peaks = measure.host_isa(), []
     for r in range(args.rounds):
         log(f"{name}: round {r + 1} of {args.rounds}: onnxruntime, mlcc host")
         timing, outputs = measure.ort_latency(path, feeds, budget, most)
         rounds["ort"].append(timing)
         expected = expected if outputs is None else outputs
+        peaks.append(measure.paired_peak(args.work, isa))
         rounds["mlcc"].append(measure.mlcc_latency(row["mlcc_build"], feeds, expected, budget, most))
+        peaks.append(measure.paired_peak(args.work, isa))
         if not args.no_wasm:
             log(f"{name}: round {r + 1} of {args.rounds}: mlcc wasm32" + ("" if args.no_web else ", onnxruntime-web"))
             rounds["wasm"].append(measure.mlcc_latency(row["wasm_build"], feeds, expected, budget, most))
@@ -137,6 +142,9 @@ def run_model(name: str, args, log) -> dict:
     for key, results in rounds.items():
         if results:
             row[key] = measure.merge_rounds(results)
+    peaks = [p for p in peaks if p]
+    if peaks:
+        row["paired_peak_gflops"] = float(statistics.median(peaks))
     return row
 
 

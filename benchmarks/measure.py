@@ -186,23 +186,48 @@ def web_latency(model_path: Path, specs: list[dict], estimate_s: float, budget: 
             "version": result["version"]}
 
 
+_PEAK_PROGRAMS: dict[Path, Path] = {}
+
+
+def _peak_program(work: Path) -> Path:
+    """benchmarks/peak.c compiled into work/ (once per run of the suite)."""
+    if work not in _PEAK_PROGRAMS:
+        exe = work / "peak"
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-O2", "-std=c99",
+                        "-Wall", "-Wextra", "-Werror", str(HERE / "peak.c"), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+        _PEAK_PROGRAMS[work] = exe
+    return _PEAK_PROGRAMS[work]
+
+
 def peak_gflops(work: Path) -> dict:
-    """This core's fp32 FMA peak, per ISA the CPU has (benchmarks/peak.c)."""
+    """This core's fp32 FMA peak, per ISA the CPU has (benchmarks/peak.c): the best of 200 runs."""
     from mlcc.targets import _host_cpu_flags
 
     flags = _host_cpu_flags()
     isas = [isa for isa, needs in (("avx512", {"avx512f"}), ("avx2", {"avx2", "fma"})) if needs <= flags]
     if not isas:
         return {"error": "no AVX2 or AVX-512 on this CPU"}
-    exe = work / "peak"
     try:
-        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-O2", "-std=c99",
-                        "-Wall", "-Wextra", "-Werror", str(HERE / "peak.c"), "-o", str(exe)],
-                       check=True, capture_output=True, text=True)
-        proc = subprocess.run([str(exe), *isas], check=True, capture_output=True, text=True)
+        proc = subprocess.run([str(_peak_program(work)), *isas], check=True, capture_output=True, text=True)
     except subprocess.CalledProcessError as exc:
         return {"error": f"peak.c: {(exc.stderr or '').strip()[:300]}"}
     return json.loads(proc.stdout)
+
+
+# A paired peak: the median of this many runs of about a millisecond, taken around each timed round of mlcc
+PAIRED_PEAK_RUNS = 40
+
+
+def paired_peak(work: Path, isa: str) -> float | None:
+    """The FMA loop's median rate now (GFLOP/s), under whatever load the machine is under at the moment; None
+    when it cannot run."""
+    try:
+        proc = subprocess.run([str(_peak_program(work)), "--runs", str(PAIRED_PEAK_RUNS), "--median", isa],
+                              check=True, capture_output=True, text=True)
+    except (subprocess.CalledProcessError, OSError):
+        return None
+    return json.loads(proc.stdout).get(isa)
 
 
 def host_isa() -> str:

@@ -5,12 +5,15 @@
  * b come from memory so nothing folds, and the accumulators' sum stays live so nothing is dropped. Check
  * with objdump that each loop body is only vfmadd instructions on registers.
  * Prints one JSON line: GFLOP/s per ISA named on the command line, the best of 200 runs of about a
- * millisecond each, so that a busy machine's interruptions drop out.
+ * millisecond each, so that a busy machine's interruptions drop out. With --median, the median of the runs
+ * instead (--runs N of them): the rate under the machine's conditions of the moment, which the benchmark
+ * pairs with each model's timed runs, medians both.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -45,27 +48,44 @@ FMA_LOOP(fma_avx512, __m512, 16, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add
 __attribute__((target("avx2,fma")))
 FMA_LOOP(fma_avx2, __m256, 8, 12, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
 
-static double best(double (*loop)(const float *, long), const float *ab)
+static int by_value(const void *x, const void *y)
 {
-    double top = 0.0;
-    for (int run = 0; run < 200; ++run) {
-        const double rate = loop(ab, 400000L);
-        if (rate > top) top = rate;
-    }
-    return top;
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
 }
 
-/* usage: peak ISA...  with ISA avx512 or avx2 (the caller checks the CPU has it) */
+/* The best or the median rate of `runs` runs (at most MAX_RUNS). */
+#define MAX_RUNS 1000
+static double rate(double (*loop)(const float *, long), const float *ab, int runs, int median)
+{
+    static double rates[MAX_RUNS];
+    for (int run = 0; run < runs; ++run) rates[run] = loop(ab, 400000L);
+    qsort(rates, (size_t)runs, sizeof rates[0], by_value);
+    return median ? rates[runs / 2] : rates[runs - 1];
+}
+
+/* usage: peak [--runs N] [--median] ISA...  with ISA avx512 or avx2 (the caller checks the CPU has it) */
 int main(int argc, char **argv)
 {
     /* a and b near 1 and 0 keep the accumulators finite; argc makes them unknown at compile time */
     const float ab[3] = {0.999999f, 1e-7f * (float)argc, 1.0f};
-    printf("{");
-    for (int i = 1; i < argc; ++i) {
-        const int avx512 = strcmp(argv[i], "avx512") == 0;
-        if (!avx512 && strcmp(argv[i], "avx2") != 0) return 2;
-        printf("%s\"%s\": %.2f", i > 1 ? ", " : "", argv[i], best(avx512 ? fma_avx512 : fma_avx2, ab));
+    int runs = 200, median = 0, i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; ++i) {
+        if (strcmp(argv[i], "--median") == 0) {
+            median = 1;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+        } else {
+            return 2;
+        }
     }
+    if (runs < 1 || runs > MAX_RUNS) return 2;
+    for (int j = i; j < argc; ++j)
+        if (strcmp(argv[j], "avx512") != 0 && strcmp(argv[j], "avx2") != 0) return 2;
+    printf("{");
+    for (int j = i; j < argc; ++j)
+        printf("%s\"%s\": %.2f", j > i ? ", " : "", argv[j],
+               rate(strcmp(argv[j], "avx512") == 0 ? fma_avx512 : fma_avx2, ab, runs, median));
     printf("}\n");
     return 0;
 }
