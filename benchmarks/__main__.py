@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     log("measuring this core's fp32 peak")
     peak = measure.peak_gflops(args.work)
     results = {"environment": env, "peak_gflops": peak, "host_isa": measure.host_isa(), "budget_s": args.budget, "rounds": args.rounds,
+               "paired_peak_runs": measure.PAIRED_PEAK_RUNS,
                "rows": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.names:

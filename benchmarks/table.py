@@ -80,7 +80,7 @@ def markdown(results: dict) -> str:
         mlcc = row.get("mlcc") or {}
         rate = flops / (mlcc["median_ms"] * 1e6) if flops and "median_ms" in mlcc else None
         row_peak = row.get("paired_peak_gflops") or core_peak
-        if rate and row_peak:
+        if rate and row.get("paired_peak_gflops"):
             paired.append(row_peak)
         if row["model"] == GEMM and rate and core_peak:
             gemm_best = 100 * rate / core_peak
@@ -104,7 +104,8 @@ def markdown(results: dict) -> str:
         f"{_load(env.get('load_average_end'))} at the end",
         f"- single-core fp32 peak measured (benchmarks/peak.c, FMA loop, the best of 200 runs of 1 ms): {peak_text}",
         f"- % of peak: mlcc host's median rate over the {isa} FMA loop's median rate measured right before and after "
-        f"each of its rounds (40 runs of 1 ms each time), so both see the machine's load of the moment"
+        f"each of its rounds ({results.get('paired_peak_runs', '?')} runs of 1 ms each time), so both see the machine's "
+        f"load of the moment (the best case where none was paired)"
         + (f"; that paired peak read {min(paired):.0f}-{max(paired):.0f} GFLOP/s across the models" if paired else "")
         + (f"; against the best-case peak above, {GEMM} is at {gemm_best:.0f}%" if gemm_best else ""),
         f"- mlcc {env['mlcc']} ({env['commit']}), host target {env['host_target']}; onnxruntime {env['onnxruntime']} "
