@@ -79,9 +79,10 @@ def markdown(results: dict) -> str:
             web += [r_web] if r_web else []
         mlcc = row.get("mlcc") or {}
         rate = flops / (mlcc["median_ms"] * 1e6) if flops and "median_ms" in mlcc else None
-        row_peak = row.get("paired_peak_gflops") or core_peak
-        if rate and row.get("paired_peak_gflops"):
-            paired.append(row_peak)
+        paired_peak = row.get("paired_peak_gflops")
+        row_peak = paired_peak or core_peak
+        if rate and paired_peak:
+            paired.append(paired_peak)
         if row["model"] == GEMM and rate and core_peak:
             gemm_best = 100 * rate / core_peak
         lines.append(" | ".join([
