@@ -95,8 +95,9 @@ static void check_all(const struct mlcc_f32_gemm_config *cfg)
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
     const size_t ms[] = {1, mr - 1, mr, mr + 1, 2 * mr, 3 * mr + 2};
     /* nr + nr / 2: a right-edge tile of whole vectors where the tile has two or more (its own path); 32 * nr + 3:
-     * A packed with each element broadcast, for a variant that asks */
-    const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 4 * nr + 5, 32 * nr + 3};
+     * A packed with each element broadcast, for a variant that asks; 3 * nr + 5 and 4 * nr + 5: a row kernel's
+     * panels streamed together, the last short, then one short panel alone */
+    const size_t ns[] = {1, nr - 1, nr, nr + 1, nr + nr / 2, 2 * nr + 3, 3 * nr + 5, 4 * nr + 5, 32 * nr + 3};
     /* k past each remainder of a row kernel's unroll by 4 (2, 7, kc + 3 with kc a multiple of 4) */
     const size_t ks[] = {1, 2, 7, 64, kc + 3};
     size_t act = 0;

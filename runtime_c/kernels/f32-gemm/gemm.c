@@ -22,8 +22,8 @@ static void init_c(size_t m, size_t n, float *c, size_t ldc,
     }
 }
 
-/* A row of zeros: the sum so far of the first slice of k without a bias. */
-static const float zeros[MLCC_F32_GEMM_MAX_NR];
+/* A row of zeros: the sum so far of the first slice of k without a bias (as wide as the row kernel's). */
+static const float zeros[MLCC_F32_GEMM_ROW_PANELS * MLCC_F32_GEMM_MAX_NR];
 
 /* The first slice of k of the tile (rows x nb at c, bias at its first element): the row the micro-kernel
  * starts from (a bias row as it is, or zeros: C is never written before the kernel's one store), else NULL
@@ -82,7 +82,7 @@ static void pack_a(size_t rows, size_t kc, const float *a, size_t a_rs, size_t a
 }
 
 /* A product too short for tiles (m * 2 <= mr, e.g. a GEMV): the row kernel over all of k, no packing, packed
- * B streamed once from memory. */
+ * B streamed once from memory; a single row (the GEMV) several panels at a time. */
 static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
                       const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
                       float *c, size_t ldc, float alpha,
@@ -90,14 +90,15 @@ static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_
                       const struct mlcc_f32_epilogue *e)
 {
     const size_t nr = config->nr;
+    const size_t step = m == 1 ? MLCC_F32_GEMM_ROW_PANELS * nr : nr;
     const float *residual = e == NULL ? NULL : e->residual;
-    for (size_t j = 0; j < n; j += nr) {
-        const size_t nb = MLCC_MIN(nr, n - j);
+    for (size_t j = 0; j < n; j += step) {
+        const size_t nb = MLCC_MIN(step, n - j);
         for (size_t i = 0; i < m; ++i) {  /* the next rows find this panel of B in cache */
             float *cij = c + i * ldc + j;
             const float *init = first_sum(1, nb, cij, ldc, bias == NULL ? NULL : bias + i * bias_rs + j * bias_cs,
                                           bias_rs, bias_cs, beta);
-            config->row(1, nb, k, a + i * a_rs, a_rs, a_cs, packed_b + j * k, cij, ldc, init, alpha, e,
+            config->row(nb, k, a + i * a_rs, a_cs, packed_b + j * k, k * nr, cij, init, alpha, e,
                         residual == NULL ? NULL : residual + i * e->residual_rs + j * e->residual_cs);
         }
     }
@@ -164,7 +165,7 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                             config->tile(rows, nb, kc, ai, ars, acs, w, cij, ldc, init, alpha, e, rij);
                         } else {
                             for (size_t r = 0; r < rows; ++r)
-                                config->row(1, nb, kc, ai + r * ars, ars, acs, w, cij + r * ldc, ldc, init, alpha, e,
+                                config->row(nb, kc, ai + r * ars, acs, w, k * nr, cij + r * ldc, init, alpha, e,
                                             rij == NULL ? NULL : rij + r * e->residual_rs);
                         }
                     }

@@ -8,7 +8,8 @@
  * ACCUMULATE_PACKED(acc, kc, a, w), its own loop over a packed micro-panel (see accumulate_tile): its config
  * then asks the driver to pack row-major A too; and ACCUMULATE_BROADCAST(acc, kc, a, w), its loop over a
  * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products;
- * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over a row of A in place (k 1 apart) into acc[4][NV].
+ * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over a row of A in place (k 1 apart) into acc[4][NV];
+ * and ACCUMULATE_PANELS(acc, kc, a, a_cs, w, w_panel), its loop over MLCC_F32_GEMM_ROW_PANELS panels at once.
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -226,16 +227,14 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
     finish_tile(&acc[0][0], MR, mr, nr, c, ldc, init, alpha, e, residual);
 }
 
-void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
-         const struct mlcc_f32_epilogue *e, const float *residual)
+/* One panel of the row kernel: acc over kc steps of a (a_cs apart) into nr <= NR columns. */
+static void row_panel(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RESTRICT w,
+                      float *MLCC_RESTRICT c, const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+                      const float *residual)
 {
     /* four independent chains over k hide the latency of the multiply-add */
     mlcc_f32v acc[4][NV];
     size_t p = 0;
-    (void)mr;
-    (void)a_rs;
-    (void)ldc;
     for (size_t u = 0; u < 4; ++u)
         for (size_t j = 0; j < NV; ++j) acc[u][j] = mlcc_f32v_zero();
 #if defined(ACCUMULATE_ROW)
@@ -258,7 +257,44 @@ void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_
     }
     for (size_t j = 0; j < NV; ++j)
         acc[0][j] = mlcc_f32v_add(mlcc_f32v_add(acc[0][j], acc[1][j]), mlcc_f32v_add(acc[2][j], acc[3][j]));
-    finish_tile(&acc[0][0], 1, 1, nr, c, ldc, init, alpha, e, residual);
+    finish_tile(&acc[0][0], 1, 1, nr, c, NR, init, alpha, e, residual);
+}
+
+#define PANELS MLCC_F32_GEMM_ROW_PANELS
+
+#if !defined(ACCUMULATE_PANELS)
+/* acc[q] += a[p] * w[q * w_panel + p * NR ..] over kc steps for PANELS panels at once: PANELS * NV
+ * independent chains, as many streams of B. */
+static inline void accumulate_panels(mlcc_f32v acc[PANELS][NV], size_t kc, const float *a, size_t a_cs,
+                                     const float *MLCC_RESTRICT w, size_t w_panel)
+{
+    for (size_t p = 0; p < kc; ++p) {
+        const mlcc_f32v ap = mlcc_f32v_splat(a[p * a_cs]);
+        for (size_t q = 0; q < PANELS; ++q)
+            for (size_t j = 0; j < NV; ++j)
+                acc[q][j] = mlcc_f32v_fma(acc[q][j], ap, mlcc_f32v_load(w + q * w_panel + p * NR + j * MLCC_F32V_LANES));
+    }
+}
+#define ACCUMULATE_PANELS accumulate_panels
+#endif
+
+void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RESTRICT w, size_t w_panel,
+         float *MLCC_RESTRICT c, const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+         const float *residual)
+{
+    if (nr > (PANELS - 1) * NR) {  /* all the panels, streamed together */
+        mlcc_f32v acc[PANELS][NV];
+        for (size_t q = 0; q < PANELS; ++q)
+            for (size_t j = 0; j < NV; ++j) acc[q][j] = mlcc_f32v_zero();
+        ACCUMULATE_PANELS(acc, kc, a, a_cs, w, w_panel);
+        for (size_t q = 0; q < PANELS; ++q)
+            finish_tile(acc[q], 1, 1, MLCC_MIN(NR, nr - q * NR), c + q * NR, NR, init == NULL ? NULL : init + q * NR,
+                        alpha, e, residual == NULL ? NULL : residual + q * NR * e->residual_cs);
+        return;
+    }
+    for (size_t j0 = 0; j0 < nr; j0 += NR, w += w_panel)
+        row_panel(MLCC_MIN(NR, nr - j0), kc, a, a_cs, w, c + j0, init == NULL ? NULL : init + j0, alpha, e,
+                  residual == NULL ? NULL : residual + j0 * e->residual_cs);
 }
 
 #if defined(ACCUMULATE_BROADCAST)

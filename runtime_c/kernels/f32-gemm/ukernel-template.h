@@ -55,19 +55,21 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
     store(mr, nr, acc, c, ldc, init, alpha, e, residual);
 }
 
-void ROW(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-         const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
-         const struct mlcc_f32_epilogue *e, const float *residual)
+void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RESTRICT w, size_t w_panel,
+         float *MLCC_RESTRICT c, const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+         const float *residual)
 {
-    float acc[1][NR];
-    (void)a_rs;
-    for (size_t j = 0; j < NR; ++j) acc[0][j] = 0.0f;
-    for (size_t p = 0; p < kc; ++p) {
-        const float ap = a[p * a_cs];
-        const float *MLCC_RESTRICT wp = w + p * NR;
-        for (size_t j = 0; j < NR; ++j) acc[0][j] += ap * wp[j];
+    for (size_t j0 = 0; j0 < nr; j0 += NR, w += w_panel) {  /* a panel at a time */
+        float acc[1][NR];
+        for (size_t j = 0; j < NR; ++j) acc[0][j] = 0.0f;
+        for (size_t p = 0; p < kc; ++p) {
+            const float ap = a[p * a_cs];
+            const float *MLCC_RESTRICT wp = w + p * NR;
+            for (size_t j = 0; j < NR; ++j) acc[0][j] += ap * wp[j];
+        }
+        store(1, MLCC_MIN(NR, nr - j0), acc, c + j0, NR, init == NULL ? NULL : init + j0, alpha, e,
+              residual == NULL ? NULL : residual + j0 * e->residual_cs);
     }
-    store(mr, nr, acc, c, ldc, init, alpha, e, residual);
 }
 
 const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE};
