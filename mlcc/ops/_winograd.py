@@ -38,30 +38,33 @@ def tiles(geo: ConvGeometry) -> int:
     return -(-geo.out[0] // OUTPUT_SIDE) * -(-geo.out[1] // OUTPUT_SIDE)
 
 
-def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: int) -> bool:
+def applies(target, geo: ConvGeometry, group_in: int, group_out: int) -> bool:
     """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3, stride
-    and dilation 1, one group, enough channels and tiles, and a data cache (a microcontroller keeps the
-    smaller arena of direct convolution)."""
+    and dilation 1, enough channels in each group and enough tiles, and a data cache (a microcontroller keeps
+    the smaller arena of direct convolution). Groups (AlexNet's) run one after another."""
     return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) == [3, 3]
-            and list(geo.stride) == [1, 1] and list(geo.dilation) == [1, 1] and groups == 1
+            and list(geo.stride) == [1, 1] and list(geo.dilation) == [1, 1]
             and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= min_tiles(target))
 
 
-def transformed_weights(w: np.ndarray) -> np.ndarray:
-    """W [out, in, 3, 3] -> U [36, in, out]: G g G^T per channel pair, point-major (point = 6 * row + col)."""
-    u = np.einsum("ij,oajk,lk->ilao", _G, w.astype(np.float64), _G)
-    return u.reshape(POINTS, w.shape[1], w.shape[0]).astype(np.float32)
+def transformed_weights(w: np.ndarray, groups: int = 1) -> np.ndarray:
+    """W [groups * out, in, 3, 3] -> U [groups, 36, in, out]: G g G^T per channel pair, point-major (point =
+    6 * row + col)."""
+    u = np.einsum("ij,oajk,lk->ilao", _G, w.astype(np.float64), _G)  # [6, 6, in, groups * out]
+    u = u.reshape(POINTS, w.shape[1], groups, w.shape[0] // groups).transpose(2, 0, 1, 3)
+    return np.ascontiguousarray(u, dtype=np.float32)
 
 
-def lower(node, ctx, geo: ConvGeometry, values: dict, out_channels: int, in_channels: int,
-          epilogue) -> None:
+def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: int, out_channels: int) -> None:
     """Render ops/conv_winograd.c.j2. values: the channels-last lowering's (x, y, bias, fields, images,
-    y_pitch, ...); epilogue: its Epilogue or None."""
+    channels, y_pitch, epilogue: its fields advanced by image and group, ...); in_channels and out_channels:
+    a group's."""
     w = node.inputs[1]
     tile = tile_for(ctx.target, out_channels)
     ctx.use_kernels("f32-winograd")
     ctx.use_kernels("f32-gemm")
-    u = packed_constant(w, transformed_weights(w.data), tile.nr, "winograd")
+    u = packed_constant(w, transformed_weights(w.data, groups), tile.nr, "winograd")
+    u_point = packed_size(in_channels, out_channels, tile.nr)
     count = tiles(geo)
     # Tiles per chunk: the transformed weights are read once per chunk, so a chunk may take up to half
     # their size in scratch; a multiple of the GEMM tile's rows.
@@ -69,13 +72,11 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, out_channels: int, in_chan
     per_tile = 4 * POINTS * (in_channels + out_channels)
     chunk = min(count, max(tile.mr, budget // per_tile // tile.mr * tile.mr))
     pixels = geo.out_size
-    if epilogue is not None:
-        stride = epilogue.residual_batch_stride
-        values["epilogue"] = epilogue.fields(ctx, f"n * {stride}u" if stride else None)
-    ctx.emit("ops/conv_winograd.c.j2", config=tile.config, tiles=count, chunk=chunk,
+    ctx.emit("ops/conv_winograd.c.j2", config=tile.config, tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels,
-             u=ctx.constant(u), u_point=packed_size(in_channels, out_channels, tile.nr),
+             u=ctx.constant(u), u_point=u_point, u_group=POINTS * u_point,
              v=ctx.scratch(4 * POINTS * chunk * in_channels, "winograd_inputs"), v_point=chunk * in_channels,
              m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
              y_image=pixels * values["y_pitch"], **{k: values[k] for k in ("fields", "x", "y", "bias", "images",
-                                                                         "x_image", "y_pitch", "epilogue")})
+                                                                         "channels", "x_image", "y_pitch",
+                                                                         "epilogue")})

@@ -143,7 +143,10 @@ class Conv(Op):
             return
         y_pitch = output_row_pitch(ctx.graph, y) or out_channels
         if node.attrs.get("algorithm") == _winograd.ALGORITHM:  # passes/choose_winograd
-            _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), out_channels, channels, epilogue)
+            if epilogue is not None:
+                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
+                                                                  ("group", group_out if groups > 1 else 0)))
+            _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), groups, group_in, group_out)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)
         tile = tile_for(ctx.target, group_out)

@@ -30,7 +30,7 @@ def run(graph: Graph) -> dict:
         geo = conv_geometry(channels_first_view(node))
         groups = int(node.attrs.get("group", 1))
         channels = node.inputs[0].shape[-1]
-        if _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups):
+        if _winograd.applies(target, geo, channels // groups, w.shape[0] // groups):
             node.attrs["algorithm"] = _winograd.ALGORITHM
             marked += 1
             extra_bytes += (_winograd.POINTS - 9) * w.size // 9 * 4

@@ -1,7 +1,7 @@
 /* Checks f32-winograd's factored transforms (mlcc_f32_winograd_{input,output}__simd) against the matrix
  * oracles (__reference): channel counts around every vector width (1 .. 33, 64), images smaller than a
  * tile and not a multiple of 4, pads on every side, a range of tiles from the middle, with and without
- * bias, an output row pitch wider than the channels, and fused epilogues (vector and scalar activations, a
+ * bias, input and output row pitches wider than the channels (a group's channels: the others are NaN), and fused epilogues (vector and scalar activations, a
  * residual read per element, broadcast per pixel, or the output itself). Inputs are fenced with NaN, so a
  * read outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is
  * caught. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
@@ -43,22 +43,25 @@ static void check(size_t h, size_t w, const size_t pad[4], size_t channels, int 
                                        {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, pad[0], pad[1]}};
     const size_t tiles = (g.out[1] + 3) / 4 * ((g.out[2] + 3) / 4);
     const size_t t0 = sub_range && tiles > 2 ? 1 : 0, nt = sub_range && tiles > 2 ? tiles - 2 : tiles;
-    const size_t point_stride = nt * channels + 3, y_pitch = channels + extra_pitch;
+    const size_t point_stride = nt * channels + 3, y_pitch = channels + extra_pitch, x_pitch = channels + extra_pitch;
     const size_t pixels = g.out[1] * g.out[2], y_elems = (pixels - 1) * y_pitch + channels;
+    const size_t x_elems = (h * w - 1) * x_pitch + channels;
     char label[160];
     snprintf(label, sizeof label, "in %zux%zu pads %zu,%zu,%zu,%zu channels %zu bias %d epilogue %d pitch +%zu tiles %zu+%zu",
              h, w, pad[0], pad[1], pad[2], pad[3], channels, with_bias, epilogue_kind, extra_pitch, t0, nt);
-    if (h * w * channels > ELEMS || 36 * point_stride > ELEMS || y_elems > ELEMS) {
+    if (x_elems > ELEMS || 36 * point_stride > ELEMS || y_elems > ELEMS) {
         printf("case too large: %s\n", label);
         ++failures;
         return;
     }
     ++cases;
-    const float *x = fenced_random(x_buf, h * w * channels);
+    float *x = fenced_random(x_buf, x_elems);
+    for (size_t i = 0; i < x_elems; ++i)
+        if (i % x_pitch >= channels) x[i] = NAN;  /* the other groups' channels: never read */
     /* input transform: unwritten gaps between points stay sentinels in both */
     float *got = fenced_sentinel(got_buf, 36 * point_stride), *want = fenced_sentinel(want_buf, 36 * point_stride);
-    mlcc_f32_winograd_input__simd(&g, channels, x, t0, nt, got, point_stride);
-    mlcc_f32_winograd_input__reference(&g, channels, x, t0, nt, want, point_stride);
+    mlcc_f32_winograd_input__simd(&g, channels, x, x_pitch, t0, nt, got, point_stride);
+    mlcc_f32_winograd_input__reference(&g, channels, x, x_pitch, t0, nt, want, point_stride);
     failures += compare("input", got - FENCE, want - FENCE, 36 * point_stride, label);
 
     /* output transform, from random products */

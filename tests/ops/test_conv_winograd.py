@@ -33,6 +33,8 @@ CASES = [
     ((1, 8, 20, 17), (9, 8, 3, 3), {}),  # no padding: 18 x 15 outputs
     ((1, 16, 90, 90), (16, 16, 3, 3), {"auto_pad": "SAME_UPPER"}),  # 529 tiles: several chunks
     ((1, 64, 16, 16), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),  # vector-wide channels on every target
+    ((1, 24, 13, 13), (40, 12, 3, 3), {"pads": [1, 1, 1, 1], "group": 2}),  # AlexNet's groups, one at a time
+    ((2, 48, 17, 18), (48, 16, 3, 3), {"pads": [1, 0, 1, 2], "group": 3}),
 ]
 
 
@@ -71,6 +73,16 @@ def test_winograd_residual_block(target, tmp_path):
     x = rand(1, 16, 17, 19)
     check_model(_graph(nodes, (1, 16, 17, 19), inits), {"x": x}, target, tmp_path, **TOL)
     assert uses_winograd(tmp_path, 2)
+
+
+def test_winograd_grouped_residual(target, tmp_path):
+    """A grouped convolution with the residual and ReLU fused: each group's epilogue reads its own channels."""
+    inits = {"w": weights(32, 16, 3, 3, seed=1), "b": rand(32, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=2),
+             helper.make_node("Add", ["c", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    x = rand(2, 32, 14, 15)
+    check_model(_graph(nodes, (2, 32, 14, 15), inits), {"x": x}, target, tmp_path, **TOL)
+    assert uses_winograd(tmp_path, 1)
 
 
 @pytest.mark.parametrize("target_name", ["x86_64", "aarch64", "armv7", "riscv64", "riscv64-scalar"])

@@ -45,16 +45,16 @@ static struct tile tile_at(const struct mlcc_f32_conv_geometry *g, size_t t)
     return tile;
 }
 
-/* The input pixel at (ih, iw), or NULL in the padding or past the image. */
-static const float *input_pixel(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
+/* The input pixel at (ih, iw) (x_pitch floats apart), or NULL in the padding or past the image. */
+static const float *input_pixel(const struct mlcc_f32_conv_geometry *g, size_t x_pitch, const float *x,
                                 ptrdiff_t ih, ptrdiff_t iw)
 {
     if (ih < 0 || iw < 0 || (size_t)ih >= g->in[1] || (size_t)iw >= g->in[2]) return NULL;
-    return x + ((size_t)ih * g->in[2] + (size_t)iw) * channels;
+    return x + ((size_t)ih * g->in[2] + (size_t)iw) * x_pitch;
 }
 
-static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x, size_t t0,
-                           size_t nt, float *MLCC_RESTRICT v, size_t point_stride, size_t c0)
+static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x, size_t x_pitch,
+                           size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride, size_t c0)
 {
     for (size_t t = 0; t < nt; ++t) {
         const struct tile tile = tile_at(g, t0 + t);
@@ -62,7 +62,7 @@ static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t channe
             float d[ALPHA][ALPHA], db[ALPHA][ALPHA];
             for (size_t i = 0; i < ALPHA; ++i)
                 for (size_t j = 0; j < ALPHA; ++j) {
-                    const float *p = input_pixel(g, channels, x, tile.ih + (ptrdiff_t)i, tile.iw + (ptrdiff_t)j);
+                    const float *p = input_pixel(g, x_pitch, x, tile.ih + (ptrdiff_t)i, tile.iw + (ptrdiff_t)j);
                     d[i][j] = p != NULL ? p[c] : 0.0f;
                 }
             for (size_t i = 0; i < ALPHA; ++i)  /* d B */
@@ -109,9 +109,10 @@ static void output_channels(const struct mlcc_f32_conv_geometry *g, size_t chann
 }
 
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                        size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
+                                        size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                        size_t point_stride)
 {
-    input_channels(g, channels, x, t0, nt, v, point_stride, 0);
+    input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, 0);
 }
 
 void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
@@ -161,15 +162,15 @@ static FORCE_INLINE void output_1d(const mlcc_f32v *m, size_t step, mlcc_f32v *o
 }
 
 /* One tile's patch at channel c: the whole patch inside the input (edge 0) reads every pixel unchecked. */
-static FORCE_INLINE void input_tile(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
+static FORCE_INLINE void input_tile(const struct mlcc_f32_conv_geometry *g, size_t x_pitch, const float *x,
                                     struct tile tile, size_t c, float *MLCC_RESTRICT v, size_t point_stride,
                                     int edge)
 {
     mlcc_f32v d[ALPHA][ALPHA], db[ALPHA][ALPHA];
     for (size_t i = 0; i < ALPHA; ++i) {
         for (size_t j = 0; j < ALPHA; ++j) {
-            const float *p = edge ? input_pixel(g, channels, x, tile.ih + (ptrdiff_t)i, tile.iw + (ptrdiff_t)j)
-                                  : x + ((size_t)tile.ih + i) * g->in[2] * channels + ((size_t)tile.iw + j) * channels;
+            const float *p = edge ? input_pixel(g, x_pitch, x, tile.ih + (ptrdiff_t)i, tile.iw + (ptrdiff_t)j)
+                                  : x + (((size_t)tile.ih + i) * g->in[2] + (size_t)tile.iw + j) * x_pitch;
             d[i][j] = p != NULL ? mlcc_f32v_load(p + c) : mlcc_f32v_zero();
         }
         input_1d(d[i], 1, db[i], 1);
@@ -180,7 +181,7 @@ static FORCE_INLINE void input_tile(const struct mlcc_f32_conv_geometry *g, size
 }
 
 void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
+                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
 {
     const size_t whole = channels / LANES * LANES;
     for (size_t t = 0; t < nt; ++t) {
@@ -189,12 +190,12 @@ void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_
                          || (size_t)tile.iw + ALPHA > g->in[2];
         float *vt = v + t * channels;
         if (edge) {
-            for (size_t c = 0; c < whole; c += LANES) input_tile(g, channels, x, tile, c, vt, point_stride, 1);
+            for (size_t c = 0; c < whole; c += LANES) input_tile(g, x_pitch, x, tile, c, vt, point_stride, 1);
         } else {
-            for (size_t c = 0; c < whole; c += LANES) input_tile(g, channels, x, tile, c, vt, point_stride, 0);
+            for (size_t c = 0; c < whole; c += LANES) input_tile(g, x_pitch, x, tile, c, vt, point_stride, 0);
         }
     }
-    if (whole < channels) input_channels(g, channels, x, t0, nt, v, point_stride, whole);
+    if (whole < channels) input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, whole);
 }
 
 /* How the vector code applies an epilogue: in registers (a residual read a vector at a time, an activation
@@ -257,9 +258,9 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
 #else /* no SIMD shim: the matrix forms */
 
 void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
+                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
 {
-    input_channels(g, channels, x, t0, nt, v, point_stride, 0);
+    input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, 0);
 }
 
 void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,

@@ -23,9 +23,10 @@
 /* Transformed points per tile. */
 #define MLCC_F32_WINOGRAD_POINTS 36u
 
-/* Transforms the input patches of tiles t0 .. t0 + nt of one image (channels floats per pixel) into v. */
+/* Transforms the input patches of tiles t0 .. t0 + nt of one image (channels floats of each pixel, pixels
+ * x_pitch floats apart: more than channels for a group of a grouped convolution) into v. */
 void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
+                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
 
 /* Transforms the products m of tiles t0 .. t0 + nt back into output pixels of one image: y[pixel * y_pitch
  * + c] = bias[c] + (A^T M A)[pixel], then the epilogue (NULL: none; rows are the image's output pixels,
@@ -37,7 +38,8 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
 
 /* The oracles: the same contracts, computed from the transform matrices one channel at a time. */
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                        size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
+                                        size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                        size_t point_stride);
 void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
                                          size_t point_stride, size_t t0, size_t nt, const float *bias,
                                          float *MLCC_RESTRICT y, size_t y_pitch,
