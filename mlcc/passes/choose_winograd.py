@@ -1,10 +1,11 @@
-"""Mark the channels-last 3x3 stride-1 convolutions that run as Winograd F(4x4, 3x3) (mlcc/ops/_winograd.py).
+"""Mark the channels-last 3x3 and 5x5 stride-1 convolutions that run as Winograd F(4x4, 3x3)
+(mlcc/ops/_winograd.py).
 
 A choice of algorithm, not a rewrite: the mark (attr `algorithm`) tells Conv's lowering to take the
-transforms around f32-gemm. It trades four times the 3x3 weights and about 1e-5 of the output's scale in
-rounding for a quarter of the multiply-adds; `--disable-pass choose_winograd` (or -O1) keeps the direct
-convolutions. Runs after choose_layout, which decides what is channels-last.
-"""
+transforms around f32-gemm. It trades four times the 3x3 weights (5.76 times the 5x5 ones) and about 1e-5
+of the output's scale in rounding for a quarter (0.36) of the multiply-adds; `--disable-pass
+choose_winograd` (or -O1) keeps the direct convolutions. Runs after choose_layout, which decides what is
+channels-last."""
 
 from __future__ import annotations
 
@@ -30,8 +31,10 @@ def run(graph: Graph) -> dict:
         geo = conv_geometry(channels_first_view(node))
         groups = int(node.attrs.get("group", 1))
         channels = node.inputs[0].shape[-1]
-        if _winograd.applies(target, geo, channels // groups, w.shape[0] // groups):
+        if _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups):
             node.attrs["algorithm"] = _winograd.ALGORITHM
             marked += 1
-            extra_bytes += (_winograd.POINTS - 9) * w.size // 9 * 4
-    return {"convolutions": marked, "extra_weight_bytes": extra_bytes}  # 36 transformed points per 9 taps
+            # 36 transformed points per 3x3 piece of each channel pair, for its 9 or 25 taps
+            transformed = _winograd.POINTS * _winograd.pieces(geo) * w.size // geo.taps
+            extra_bytes += (transformed - w.size) * 4
+    return {"convolutions": marked, "extra_weight_bytes": extra_bytes}

@@ -1,7 +1,8 @@
 /* Checks f32-winograd's factored transforms (mlcc_f32_winograd_{input,output}__simd) against the matrix
  * oracles (__reference): channel counts around every vector width (1 .. 33, 64), images smaller than a
- * tile and not a multiple of 4, pads on every side, a range of tiles from the middle, with and without
- * bias, input and output row pitches wider than the channels (a group's channels: the others are NaN), and fused epilogues (vector and scalar activations, a
+ * tile and not a multiple of 4, pads on every side, 3x3 kernels and each piece of a 5x5 one, a range of
+ * tiles from the middle, with and without bias, input and output row pitches wider than the channels (a
+ * group's channels: the others are NaN), and fused epilogues (vector and scalar activations, a
  * residual read per element, broadcast per pixel, or the output itself). Inputs are fenced with NaN, so a
  * read outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is
  * caught. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
@@ -36,19 +37,21 @@ static int compare(const char *what, const float *got, const float *want, size_t
     return 0;
 }
 
-static void check(size_t h, size_t w, const size_t pad[4], size_t channels, int with_bias, int epilogue_kind,
-                  size_t extra_pitch, int sub_range)
+static void check(size_t h, size_t w, const size_t pad[4], size_t side, size_t piece, size_t channels,
+                  int with_bias, int epilogue_kind, size_t extra_pitch, int sub_range)
 {
-    struct mlcc_f32_conv_geometry g = {{1, h, w}, {1, h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2},
-                                       {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, pad[0], pad[1]}};
+    struct mlcc_f32_conv_geometry g = {{1, h, w}, {1, h + pad[0] + pad[2] + 1 - side, w + pad[1] + pad[3] + 1 - side},
+                                       {1, side, side}, {1, 1, 1}, {1, 1, 1}, {0, pad[0], pad[1]}};
     const size_t tiles = (g.out[1] + 3) / 4 * ((g.out[2] + 3) / 4);
     const size_t t0 = sub_range && tiles > 2 ? 1 : 0, nt = sub_range && tiles > 2 ? tiles - 2 : tiles;
-    const size_t point_stride = nt * channels + 3, y_pitch = channels + extra_pitch, x_pitch = channels + extra_pitch;
+    /* a tile stride past the channels: a 5x5 kernel's four 3x3 inputs side by side */
+    const size_t tile_stride = channels + extra_pitch, point_stride = nt * tile_stride + 3;
+    const size_t y_pitch = channels + extra_pitch, x_pitch = channels + extra_pitch;
     const size_t pixels = g.out[1] * g.out[2], y_elems = (pixels - 1) * y_pitch + channels;
     const size_t x_elems = (h * w - 1) * x_pitch + channels;
     char label[160];
-    snprintf(label, sizeof label, "in %zux%zu pads %zu,%zu,%zu,%zu channels %zu bias %d epilogue %d pitch +%zu tiles %zu+%zu",
-             h, w, pad[0], pad[1], pad[2], pad[3], channels, with_bias, epilogue_kind, extra_pitch, t0, nt);
+    snprintf(label, sizeof label, "in %zux%zu pads %zu,%zu,%zu,%zu kernel %zu piece %zu channels %zu bias %d epilogue %d pitch +%zu tiles %zu+%zu",
+             h, w, pad[0], pad[1], pad[2], pad[3], side, piece, channels, with_bias, epilogue_kind, extra_pitch, t0, nt);
     if (x_elems > ELEMS || 36 * point_stride > ELEMS || y_elems > ELEMS) {
         printf("case too large: %s\n", label);
         ++failures;
@@ -60,8 +63,8 @@ static void check(size_t h, size_t w, const size_t pad[4], size_t channels, int 
         if (i % x_pitch >= channels) x[i] = NAN;  /* the other groups' channels: never read */
     /* input transform: unwritten gaps between points stay sentinels in both */
     float *got = fenced_sentinel(got_buf, 36 * point_stride), *want = fenced_sentinel(want_buf, 36 * point_stride);
-    mlcc_f32_winograd_input__simd(&g, channels, x, x_pitch, t0, nt, got, point_stride);
-    mlcc_f32_winograd_input__reference(&g, channels, x, x_pitch, t0, nt, want, point_stride);
+    mlcc_f32_winograd_input__simd(&g, piece, channels, x, x_pitch, t0, nt, got, point_stride, tile_stride);
+    mlcc_f32_winograd_input__reference(&g, piece, channels, x, x_pitch, t0, nt, want, point_stride, tile_stride);
     failures += compare("input", got - FENCE, want - FENCE, 36 * point_stride, label);
 
     /* output transform, from random products */
@@ -105,9 +108,12 @@ int main(void)
         for (size_t p = 0; p < sizeof pads / sizeof pads[0]; ++p)
             for (size_t c = 0; c < sizeof channel_counts / sizeof channel_counts[0]; ++c) {
                 const size_t h = sizes[s][0], w = sizes[s][1], channels = channel_counts[c];
-                if (h + pads[p][0] + pads[p][2] < 3 || w + pads[p][1] + pads[p][3] < 3) continue;
+                /* every other case a 5x5 kernel's piece (c + s) % 4 */
+                const size_t side = (s + p + c) % 2 ? 5 : 3, piece = side == 5 ? (c + s) % 4 : 0;
+                if (h + pads[p][0] + pads[p][2] < side || w + pads[p][1] + pads[p][3] < side) continue;
                 const int variant = (int)((s + p + c) % 6);
-                check(h, w, pads[p], channels, variant % 2 == 0, variant, (s + c) % 3 == 0 ? 5 : 0, (p + c) % 2);
+                check(h, w, pads[p], side, piece, channels, variant % 2 == 0, variant, (s + c) % 3 == 0 ? 5 : 0,
+                      (p + c) % 2);
             }
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;

@@ -1,4 +1,4 @@
-"""Golden tests of channels-last 3x3 stride-1 convolutions run as Winograd F(4x4, 3x3) (mlcc/ops/_winograd.py,
+"""Golden tests of channels-last 3x3 and 5x5 stride-1 convolutions run as Winograd F(4x4, 3x3) (mlcc/ops/_winograd.py,
 runtime_c/kernels/f32-winograd) against onnxruntime: sizes off the 4-pixel tiles, asymmetric and no padding,
 two images, several chunks of tiles, no bias, fused residual and activations, and outputs written into a
 Concat's channel slice. Each test also asserts the generated C took the Winograd path.
@@ -24,7 +24,7 @@ def weights(*shape, seed: int) -> np.ndarray:
 
 def uses_winograd(tmp_path, convolutions: int) -> bool:
     sources = [p.read_text() for p in tmp_path.glob("out-*/*.c")]
-    return sum(s.count("mlcc_f32_winograd_input__simd(") for s in sources) == convolutions
+    return sum(s.count("mlcc_f32_winograd_output__simd(") for s in sources) == convolutions
 
 
 CASES = [
@@ -33,8 +33,13 @@ CASES = [
     ((1, 8, 20, 17), (9, 8, 3, 3), {}),  # no padding: 18 x 15 outputs
     ((1, 16, 90, 90), (16, 16, 3, 3), {"auto_pad": "SAME_UPPER"}),  # 529 tiles: several chunks
     ((1, 64, 16, 16), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),  # vector-wide channels on every target
-    ((1, 24, 13, 13), (40, 12, 3, 3), {"pads": [1, 1, 1, 1], "group": 2}),  # AlexNet's groups, one at a time
-    ((2, 48, 17, 18), (48, 16, 3, 3), {"pads": [1, 0, 1, 2], "group": 3}),
+    ((1, 24, 24, 24), (40, 12, 3, 3), {"pads": [1, 1, 1, 1], "group": 2}),  # groups one at a time, min_tiles each
+    ((2, 48, 26, 27), (48, 16, 3, 3), {"pads": [1, 0, 1, 2], "group": 3}),
+    # 5x5 as four 3x3 pieces: pads 2 (GoogLeNet), none, asymmetric and wider than the pieces' step
+    ((1, 16, 14, 15), (24, 16, 5, 5), {"pads": [2, 2, 2, 2]}),
+    ((1, 8, 21, 20), (12, 8, 5, 5), {}),
+    ((2, 12, 17, 15), (10, 12, 5, 5), {"pads": [4, 0, 1, 3]}),
+    ((1, 32, 24, 24), (32, 16, 5, 5), {"pads": [2, 2, 2, 2], "group": 2}),  # AlexNet's conv2
 ]
 
 
@@ -80,8 +85,8 @@ def test_winograd_grouped_residual(target, tmp_path):
     inits = {"w": weights(32, 16, 3, 3, seed=1), "b": rand(32, seed=2)}
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=2),
              helper.make_node("Add", ["c", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
-    x = rand(2, 32, 14, 15)
-    check_model(_graph(nodes, (2, 32, 14, 15), inits), {"x": x}, target, tmp_path, **TOL)
+    x = rand(2, 32, 22, 23)
+    check_model(_graph(nodes, (2, 32, 22, 23), inits), {"x": x}, target, tmp_path, **TOL)
     assert uses_winograd(tmp_path, 1)
 
 
@@ -114,3 +119,26 @@ def test_direct_convolution_when_the_pass_is_off(options, target, tmp_path):
     report = check_model(model, {"x": x}, target, tmp_path, **TOL, **options)
     assert uses_winograd(tmp_path, 0)
     assert report["weights_bytes"] < 4 * w.nbytes  # the 3x3 weights, not their 6x6 transforms
+
+
+def test_which_convolutions_take_winograd():
+    """3x3 and 5x5 at stride 1 only; a grouped convolution needs the target's minimum of tiles per group
+    (AlexNet's 13x13 conv4: Winograd on wasm32, direct on AVX-512 where its two groups' products are too
+    small)."""
+    from mlcc.ops import _winograd
+    from mlcc.ops._conv import ConvGeometry
+    from mlcc.targets import resolve
+
+    avx512, wasm = resolve("x86_64-avx512"), resolve("wasm32")
+
+    def geometry(side, kernel, stride=1):
+        return ConvGeometry(inp=[side, side], out=[(side + 2 * (kernel // 2) - kernel) // stride + 1] * 2,
+                            kernel=[kernel] * 2, stride=[stride] * 2, dilation=[1, 1], pad=[kernel // 2] * 2)
+
+    assert _winograd.applies(avx512, geometry(13, 3), 1, 384, 384)
+    assert _winograd.applies(wasm, geometry(13, 3), 2, 192, 192)
+    assert not _winograd.applies(avx512, geometry(13, 3), 2, 192, 192)
+    assert _winograd.applies(avx512, geometry(27, 5), 2, 48, 128)
+    assert not _winograd.applies(wasm, geometry(27, 5, stride=2), 1, 96, 256)  # ZFNet's conv2
+    assert not _winograd.applies(wasm, geometry(27, 7), 1, 96, 256)
+    assert not _winograd.applies(wasm, geometry(27, 3), 1, 4, 64)  # too few channels: the transforms cost more

@@ -45,6 +45,17 @@ static struct tile tile_at(const struct mlcc_f32_conv_geometry *g, size_t t)
     return tile;
 }
 
+/* Tile t's patch for a piece of the kernel (see mlcc_f32_winograd_input__simd): PIECE_STEP taps further down
+ * for pieces 2 and 3, further right for 1 and 3. */
+#define PIECE_STEP 3
+static struct tile patch_at(const struct mlcc_f32_conv_geometry *g, size_t t, size_t piece)
+{
+    struct tile tile = tile_at(g, t);
+    tile.ih += (ptrdiff_t)(PIECE_STEP * (piece / 2));
+    tile.iw += (ptrdiff_t)(PIECE_STEP * (piece % 2));
+    return tile;
+}
+
 /* The input pixel at (ih, iw) (x_pitch floats apart), or NULL in the padding or past the image. */
 static const float *input_pixel(const struct mlcc_f32_conv_geometry *g, size_t x_pitch, const float *x,
                                 ptrdiff_t ih, ptrdiff_t iw)
@@ -53,11 +64,12 @@ static const float *input_pixel(const struct mlcc_f32_conv_geometry *g, size_t x
     return x + ((size_t)ih * g->in[2] + (size_t)iw) * x_pitch;
 }
 
-static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x, size_t x_pitch,
-                           size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride, size_t c0)
+static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels, const float *x,
+                           size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride,
+                           size_t tile_stride, size_t c0)
 {
     for (size_t t = 0; t < nt; ++t) {
-        const struct tile tile = tile_at(g, t0 + t);
+        const struct tile tile = patch_at(g, t0 + t, piece);
         for (size_t c = c0; c < channels; ++c) {
             float d[ALPHA][ALPHA], db[ALPHA][ALPHA];
             for (size_t i = 0; i < ALPHA; ++i)
@@ -75,7 +87,7 @@ static void input_channels(const struct mlcc_f32_conv_geometry *g, size_t channe
                 for (size_t l = 0; l < ALPHA; ++l) {
                     float s = 0.0f;
                     for (size_t i = 0; i < ALPHA; ++i) s += input_bt[k][i] * db[i][l];
-                    v[(k * ALPHA + l) * point_stride + t * channels + c] = s;
+                    v[(k * ALPHA + l) * point_stride + t * tile_stride + c] = s;
                 }
         }
     }
@@ -108,11 +120,11 @@ static void output_channels(const struct mlcc_f32_conv_geometry *g, size_t chann
     }
 }
 
-void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                        size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
-                                        size_t point_stride)
+void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                        const float *x, size_t x_pitch, size_t t0, size_t nt,
+                                        float *MLCC_RESTRICT v, size_t point_stride, size_t tile_stride)
 {
-    input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, 0);
+    input_channels(g, piece, channels, x, x_pitch, t0, nt, v, point_stride, tile_stride, 0);
 }
 
 void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
@@ -180,22 +192,23 @@ static FORCE_INLINE void input_tile(const struct mlcc_f32_conv_geometry *g, size
         for (size_t l = 0; l < ALPHA; ++l) mlcc_f32v_store(v + (k * ALPHA + l) * point_stride + c, d[k][l]);
 }
 
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
+void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                   size_t point_stride, size_t tile_stride)
 {
     const size_t whole = channels / LANES * LANES;
     for (size_t t = 0; t < nt; ++t) {
-        const struct tile tile = tile_at(g, t0 + t);
+        const struct tile tile = patch_at(g, t0 + t, piece);
         const int edge = tile.ih < 0 || tile.iw < 0 || (size_t)tile.ih + ALPHA > g->in[1]
                          || (size_t)tile.iw + ALPHA > g->in[2];
-        float *vt = v + t * channels;
+        float *vt = v + t * tile_stride;
         if (edge) {
             for (size_t c = 0; c < whole; c += LANES) input_tile(g, x_pitch, x, tile, c, vt, point_stride, 1);
         } else {
             for (size_t c = 0; c < whole; c += LANES) input_tile(g, x_pitch, x, tile, c, vt, point_stride, 0);
         }
     }
-    if (whole < channels) input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, whole);
+    if (whole < channels) input_channels(g, piece, channels, x, x_pitch, t0, nt, v, point_stride, tile_stride, whole);
 }
 
 /* How the vector code applies an epilogue: in registers (a residual read a vector at a time, an activation
@@ -257,10 +270,11 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
 
 #else /* no SIMD shim: the matrix forms */
 
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride)
+void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                   size_t point_stride, size_t tile_stride)
 {
-    input_channels(g, channels, x, x_pitch, t0, nt, v, point_stride, 0);
+    input_channels(g, piece, channels, x, x_pitch, t0, nt, v, point_stride, tile_stride, 0);
 }
 
 void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,

@@ -10,8 +10,11 @@
  * columns 4 * (t % tiles_w) .. + 4, tiles_w = ceil(out_w / 4); the parts past the output are computed
  * and dropped, input read past the image (or in the padding) is zero.
  *
- * The geometry is f32-conv's with kernel 1x3x3, stride and dilation 1 (a 2-D convolution: in[0] = 1).
- * Transformed matrices are point-major: point p of tile t, channel c at p * point_stride + t * channels + c.
+ * The geometry is f32-conv's with kernel 1x3x3 or 1x5x5, stride and dilation 1 (a 2-D convolution: in[0] = 1).
+ * Transformed matrices are point-major: point p of tile t, channel c at p * point_stride + t * channels + c
+ * (the input's at p * point_stride + t * tile_stride + c: a 5x5 kernel, zero-padded to 6x6, is four 3x3
+ * pieces 3 taps apart, whose inputs are transformed side by side, so that one product per point sums all
+ * four).
  */
 #ifndef MLCC_KERNELS_F32_WINOGRAD_H
 #define MLCC_KERNELS_F32_WINOGRAD_H
@@ -24,9 +27,12 @@
 #define MLCC_F32_WINOGRAD_POINTS 36u
 
 /* Transforms the input patches of tiles t0 .. t0 + nt of one image (channels floats of each pixel, pixels
- * x_pitch floats apart: more than channels for a group of a grouped convolution) into v. */
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                   size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v, size_t point_stride);
+ * x_pitch floats apart: more than channels for a group of a grouped convolution) into v, tiles tile_stride
+ * floats apart. piece: 0 for a 3x3 kernel; for a 5x5 one, which 3x3 piece (0 top-left, 1 top-right, 2
+ * bottom-left, 3 bottom-right), its patches 3 taps further right (1, 3) and down (2, 3). */
+void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                   size_t point_stride, size_t tile_stride);
 
 /* Transforms the products m of tiles t0 .. t0 + nt back into output pixels of one image: y[pixel * y_pitch
  * + c] = bias[c] + (A^T M A)[pixel], then the epilogue (NULL: none; rows are the image's output pixels,
@@ -37,9 +43,9 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
                                     float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
 
 /* The oracles: the same contracts, computed from the transform matrices one channel at a time. */
-void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *x,
-                                        size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
-                                        size_t point_stride);
+void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                        const float *x, size_t x_pitch, size_t t0, size_t nt,
+                                        float *MLCC_RESTRICT v, size_t point_stride, size_t tile_stride);
 void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
                                          size_t point_stride, size_t t0, size_t nt, const float *bias,
                                          float *MLCC_RESTRICT y, size_t y_pitch,
