@@ -27,9 +27,9 @@ typedef void (*mlcc_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc,
 
 /* One row of C over a slice of k, as the tile's with one row: c[j] = alpha * sum_p a[p*a_cs] * B[p][j] + s[j]
  * for j < nr, where nr may span up to MLCC_F32_GEMM_ROW_PANELS micro-panels of B, w_panel floats apart. A
- * GEMV is bound by memory, and one sequential stream keeps too little of it in flight: a row kernel reading
- * four panels at once streams 1.25x (AVX-512) to 1.4x (SIMD128) faster than one panel after another
- * (9216 x 4096, from memory). init and the residual are at the row's first column. */
+ * GEMV is bound by memory, and one sequential stream keeps too little of it in flight: reading four panels
+ * at once, 9216 x 4096 from memory took 0.75 (SIMD128), 0.80 (AVX2) and 0.92 (AVX-512) of the time of one
+ * panel after another (benchmarks/gemm_ab.py). init and the residual are at the row's first column. */
 typedef void (*mlcc_f32_gemm_row_fn)(size_t nr, size_t kc, const float *a, size_t a_cs,
                                      const float *w, size_t w_panel, float *c, const float *init, float alpha,
                                      const struct mlcc_f32_epilogue *epilogue, const float *residual);
