@@ -1,14 +1,15 @@
-"""Winograd F(4x4, 3x3) for channels-last 3x3 and 5x5 stride-1 convolutions (runtime_c/kernels/f32-winograd).
+"""Winograd F(4x4, 3x3) for channels-last 3x3 and 5x5 convolutions (runtime_c/kernels/f32-winograd).
 
 Each 4x4 block of output pixels comes from 36 transformed points of the 6x6 input patch around it: per
 point, one f32-gemm product of tiles x input channels by the weights transformed at build time (U = G g G^T,
 packed as B), then the output transform adds the bias and applies the fused epilogue. 36 multiply-adds per
 tile and channel pair instead of direct convolution's 144; relative error about 1e-6 of the output's scale.
 
-A 5x5 kernel, zero-padded to 6x6, is four 3x3 pieces 3 taps apart: each piece's input patches (the image
-shifted by its offset) are transformed side by side as four times the channels, so one product per point
-sums all four. 144 multiply-adds per tile and channel pair instead of 400 (AlexNet's conv2, GoogLeNet's 5x5
-branches).
+A 5x5 kernel, zero-padded to 6x6, is four 3x3 pieces: at stride 1 the pieces 3 taps apart, each reading the
+image shifted by its offset; at stride 2 the taps of each parity of row and column, each convolving at
+stride 1 the image's pixels of that parity (its phase, copied out first). The four pieces' inputs are
+transformed side by side as four times the channels, so one product per point sums them: 144 multiply-adds
+per tile and channel pair instead of 400 (AlexNet's conv2, ZFNet's conv2, GoogLeNet's 5x5 branches).
 """
 
 from __future__ import annotations
@@ -43,18 +44,20 @@ def tiles(geo: ConvGeometry) -> int:
     return -(-geo.out[0] // OUTPUT_SIDE) * -(-geo.out[1] // OUTPUT_SIDE)
 
 
-PIECE_STEP = 3  # taps between a 5x5 kernel's 3x3 pieces
+PIECE_STEP = 3  # taps between a 5x5 kernel's 3x3 pieces at stride 1
 
 
 def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: int) -> bool:
-    """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3 or 5x5,
-    stride and dilation 1, enough channels in each group, enough tiles, and a data cache (a microcontroller
+    """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3 at stride
+    1 or 5x5 at stride 1 or 2 (a 3x3 at stride 2 would take as many multiply-adds in phases as direct),
+    dilation 1, enough channels in each group, enough tiles, and a data cache (a microcontroller
     keeps the smaller arena of direct convolution). Groups run one after another, each its own narrower
     products, so a grouped convolution needs min_tiles per group (AlexNet's conv4 and conv5, 13x13 outputs
     in 16 tiles, 2 groups; medians of 8-20 runs: AVX-512 direct 1.48 and 0.99 ms vs Winograd 1.79 and
     1.22 ms; wasm32 direct 10.9 and 7.5 ms vs Winograd 4.1 and 2.8 ms)."""
-    return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5])
-            and list(geo.stride) == [1, 1] and list(geo.dilation) == [1, 1]
+    stride_ok = list(geo.stride) == [1, 1] or (list(geo.kernel) == [5, 5] and list(geo.stride) == [2, 2])
+    return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5]) and stride_ok
+            and list(geo.dilation) == [1, 1]
             and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= groups * min_tiles(target))
 
 
@@ -63,16 +66,18 @@ def pieces(geo: ConvGeometry) -> int:
     return 1 if list(geo.kernel) == [3, 3] else 4
 
 
-def transformed_weights(w: np.ndarray, groups: int = 1) -> np.ndarray:
+def transformed_weights(w: np.ndarray, groups: int = 1, stride: int = 1) -> np.ndarray:
     """W [groups * out, in, 3, 3] -> U [groups, 36, in, out]: G g G^T per channel pair, point-major (point =
-    6 * row + col). A 5x5 W: its four 3x3 pieces (in the order of `pieces`) side by side, U [groups, 36,
-    4 * in, out]."""
+    6 * row + col). A 5x5 W: its four 3x3 pieces (f32-winograd's order: row-major) side by side, U [groups,
+    36, 4 * in, out]; at stride 2 the pieces are the taps of each parity (phase p: rows p / 2, columns p % 2)."""
     if w.shape[2:] == (5, 5):
         padded = np.zeros((*w.shape[:2], 6, 6), dtype=np.float64)
         padded[:, :, :5, :5] = w
-        parts = [transformed_weights(padded[:, :, r:r + 3, c:c + 3], groups)
-                 for r in (0, PIECE_STEP) for c in (0, PIECE_STEP)]
-        return np.concatenate(parts, axis=2)
+        if stride == 2:
+            parts = [padded[:, :, r::2, c::2] for r in (0, 1) for c in (0, 1)]
+        else:
+            parts = [padded[:, :, r:r + 3, c:c + 3] for r in (0, PIECE_STEP) for c in (0, PIECE_STEP)]
+        return np.concatenate([transformed_weights(part, groups) for part in parts], axis=2)
     u = np.einsum("ij,oajk,lk->ilao", _G, w.astype(np.float64), _G)  # [6, 6, in, groups * out]
     u = u.reshape(POINTS, w.shape[1], groups, w.shape[0] // groups).transpose(2, 0, 1, 3)
     return np.ascontiguousarray(u, dtype=np.float32)
@@ -86,23 +91,32 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     tile = tile_for(ctx.target, out_channels)
     ctx.use_kernels("f32-winograd")
     ctx.use_kernels("f32-gemm")
-    u = packed_constant(w, transformed_weights(w.data, groups), tile.nr, "winograd")
+    stride = geo.stride[0]
+    u = packed_constant(w, transformed_weights(w.data, groups, stride), tile.nr,
+                        "winograd" if stride == 1 else "winograd_phases")
     count_pieces = pieces(geo)
-    k = count_pieces * in_channels  # the products' depth: every piece's input channels
-    u_point = packed_size(k, out_channels, tile.nr)
+    depth = count_pieces * in_channels  # the products' k: every piece's input channels
+    u_point = packed_size(depth, out_channels, tile.nr)
     count = tiles(geo)
     # Tiles per chunk: the transformed weights are read once per chunk, so a chunk may take up to half
     # their size in scratch; a multiple of the GEMM tile's rows.
-    budget = max(SCRATCH_BUDGET, 4 * POINTS * k * out_channels // 2)
-    per_tile = 4 * POINTS * (k + out_channels)
+    budget = max(SCRATCH_BUDGET, 4 * POINTS * depth * out_channels // 2)
+    per_tile = 4 * POINTS * (depth + out_channels)
     chunk = min(count, max(tile.mr, budget // per_tile // tile.mr * tile.mr))
     pixels = geo.out_size
+    phases = None
+    if stride == 2:  # each phase a 3x3 stride-1 unpadded convolution of out + 2 pixels a side
+        side = [extent + 2 for extent in geo.out]
+        phase_geo = ConvGeometry(inp=side, out=list(geo.out), kernel=[3, 3], stride=[1, 1], dilation=[1, 1],
+                                 pad=[0, 0])
+        floats = side[0] * side[1] * in_channels
+        phases = dict(fields=phase_geo.fields(), floats=floats,
+                      images=ctx.scratch(4 * count_pieces * floats, "winograd_phases"))
     ctx.emit("ops/conv_winograd.c.j2", config=tile.config, tiles=count, chunk=chunk, groups=groups,
-             in_channels=in_channels, out_channels=out_channels, k=k,
-             pieces=count_pieces,
+             in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,
              u=ctx.constant(u), u_point=u_point, u_group=POINTS * u_point,
-             v=ctx.scratch(4 * POINTS * chunk * k, "winograd_inputs"), v_point=chunk * k,
+             v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,
              m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
-             y_image=pixels * values["y_pitch"], **{k: values[k] for k in ("fields", "x", "y", "bias", "images",
-                                                                         "channels", "x_image", "y_pitch",
-                                                                         "epilogue")})
+             y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images",
+                                                                             "channels", "x_image", "y_pitch",
+                                                                             "epilogue")})

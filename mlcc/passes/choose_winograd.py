@@ -1,4 +1,4 @@
-"""Mark the channels-last 3x3 and 5x5 stride-1 convolutions that run as Winograd F(4x4, 3x3)
+"""Mark the channels-last 3x3 stride-1 and 5x5 stride-1 or -2 convolutions that run as Winograd F(4x4, 3x3)
 (mlcc/ops/_winograd.py).
 
 A choice of algorithm, not a rewrite: the mark (attr `algorithm`) tells Conv's lowering to take the

@@ -1,5 +1,5 @@
-"""Golden tests of channels-last 3x3 and 5x5 stride-1 convolutions run as Winograd F(4x4, 3x3) (mlcc/ops/_winograd.py,
-runtime_c/kernels/f32-winograd) against onnxruntime: sizes off the 4-pixel tiles, asymmetric and no padding,
+"""Golden tests of channels-last 3x3 and 5x5 (stride 1 and 2) convolutions run as Winograd F(4x4, 3x3)
+(mlcc/ops/_winograd.py, runtime_c/kernels/f32-winograd) against onnxruntime: sizes off the 4-pixel tiles, asymmetric and no padding,
 two images, several chunks of tiles, no bias, fused residual and activations, and outputs written into a
 Concat's channel slice. Each test also asserts the generated C took the Winograd path.
 
@@ -40,6 +40,10 @@ CASES = [
     ((1, 8, 21, 20), (12, 8, 5, 5), {}),
     ((2, 12, 17, 15), (10, 12, 5, 5), {"pads": [4, 0, 1, 3]}),
     ((1, 32, 24, 24), (32, 16, 5, 5), {"pads": [2, 2, 2, 2], "group": 2}),  # AlexNet's conv2
+    # 5x5 stride 2 in phases: no pads and odd sizes (ZFNet), asymmetric pads, grouped
+    ((1, 16, 39, 41), (24, 16, 5, 5), {"strides": [2, 2]}),
+    ((2, 8, 35, 38), (12, 8, 5, 5), {"strides": [2, 2], "pads": [2, 1, 1, 2]}),
+    ((1, 32, 48, 48), (32, 16, 5, 5), {"strides": [2, 2], "pads": [2, 2, 2, 2], "group": 2}),
 ]
 
 
@@ -122,7 +126,7 @@ def test_direct_convolution_when_the_pass_is_off(options, target, tmp_path):
 
 
 def test_which_convolutions_take_winograd():
-    """3x3 and 5x5 at stride 1 only; a grouped convolution needs the target's minimum of tiles per group
+    """3x3 at stride 1, 5x5 at stride 1 or 2; a grouped convolution needs the target's minimum of tiles per group
     (AlexNet's 13x13 conv4: Winograd on wasm32, direct on AVX-512 where its two groups' products are too
     small)."""
     from mlcc.ops import _winograd
@@ -139,6 +143,7 @@ def test_which_convolutions_take_winograd():
     assert _winograd.applies(wasm, geometry(13, 3), 2, 192, 192)
     assert not _winograd.applies(avx512, geometry(13, 3), 2, 192, 192)
     assert _winograd.applies(avx512, geometry(27, 5), 2, 48, 128)
-    assert not _winograd.applies(wasm, geometry(27, 5, stride=2), 1, 96, 256)  # ZFNet's conv2
+    assert _winograd.applies(wasm, geometry(27, 5, stride=2), 1, 96, 256)  # ZFNet's conv2, in phases
+    assert not _winograd.applies(wasm, geometry(27, 3, stride=2), 1, 96, 256)  # phases would save nothing
     assert not _winograd.applies(wasm, geometry(27, 7), 1, 96, 256)
     assert not _winograd.applies(wasm, geometry(27, 3), 1, 4, 64)  # too few channels: the transforms cost more

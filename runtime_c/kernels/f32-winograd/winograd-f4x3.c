@@ -120,6 +120,23 @@ static void output_channels(const struct mlcc_f32_conv_geometry *g, size_t chann
     }
 }
 
+void mlcc_f32_winograd_phase(const struct mlcc_f32_conv_geometry *g, size_t phase, size_t channels, const float *x,
+                             size_t x_pitch, float *MLCC_RESTRICT dst)
+{
+    const size_t rows = g->out[1] + 2, cols = g->out[2] + 2;
+    for (size_t u = 0; u < rows; ++u)
+        for (size_t v = 0; v < cols; ++v) {
+            const float *p = input_pixel(g, x_pitch, x, (ptrdiff_t)(2 * u + phase / 2) - (ptrdiff_t)g->pad[1],
+                                         (ptrdiff_t)(2 * v + phase % 2) - (ptrdiff_t)g->pad[2]);
+            float *d = dst + (u * cols + v) * channels;
+            if (p != NULL) {
+                for (size_t c = 0; c < channels; ++c) d[c] = p[c];
+            } else {
+                for (size_t c = 0; c < channels; ++c) d[c] = 0.0f;
+            }
+        }
+}
+
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
                                         const float *x, size_t x_pitch, size_t t0, size_t nt,
                                         float *MLCC_RESTRICT v, size_t point_stride, size_t tile_stride)

@@ -10,7 +10,8 @@
  * columns 4 * (t % tiles_w) .. + 4, tiles_w = ceil(out_w / 4); the parts past the output are computed
  * and dropped, input read past the image (or in the padding) is zero.
  *
- * The geometry is f32-conv's with kernel 1x3x3 or 1x5x5, stride and dilation 1 (a 2-D convolution: in[0] = 1).
+ * The geometry is f32-conv's with kernel 1x3x3 or 1x5x5, stride and dilation 1 (a 2-D convolution: in[0] = 1);
+ * a 5x5 stride-2 convolution runs on its phases (mlcc_f32_winograd_phase).
  * Transformed matrices are point-major: point p of tile t, channel c at p * point_stride + t * channels + c
  * (the input's at p * point_stride + t * tile_stride + c: a 5x5 kernel, zero-padded to 6x6, is four 3x3
  * pieces 3 taps apart, whose inputs are transformed side by side, so that one product per point sums all
@@ -33,6 +34,14 @@
 void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
                                    const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
                                    size_t point_stride, size_t tile_stride);
+
+/* A 5x5 stride-2 convolution is four 3x3 stride-1 ones over its input's phases (polyphase
+ * decomposition): phase p holds the padded input's pixels at even or odd rows (p / 2) and columns (p % 2), out + 2
+ * of each a side, and convolves with the taps of the same parities (the kernel zero-padded to 6x6). Writes
+ * phase p of one image (channels floats of each pixel, x_pitch apart) to dst, channels floats a pixel, zero
+ * in the padding; g is the stride-2 geometry. */
+void mlcc_f32_winograd_phase(const struct mlcc_f32_conv_geometry *g, size_t phase, size_t channels, const float *x,
+                             size_t x_pitch, float *MLCC_RESTRICT dst);
 
 /* Transforms the products m of tiles t0 .. t0 + nt back into output pixels of one image: y[pixel * y_pitch
  * + c] = bias[c] + (A^T M A)[pixel], then the epilogue (NULL: none; rows are the image's output pixels,
