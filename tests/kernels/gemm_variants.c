@@ -3,8 +3,8 @@
  * k block, n past the few panels below which A is not packed and the 32 below which it is not broadcast; A
  * row-major with a padded row stride and transposed (column stride != 1), a padded ldc; every bias form, every residual form (full, broadcast
  * rows, per row, strided) and every activation. Twice: with the variant's blocking, and with a tiny one
- * (kc 16, mc two tiles, nc two panels) so that every block loop of the driver turns on small shapes.
- * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
+ * (kc 16, mc two tiles, nc two panels) so that every block loop of the driver turns on small shapes. Then
+ * columns of B alike must give columns of C alike, bit for bit. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
  * test_gemm_variants.py on each ISA (natively, under qemu-user, in wasmtime). */
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +90,37 @@ static void check(const struct mlcc_f32_gemm_config *cfg, size_t m, size_t n, si
     }
 }
 
+/* Columns of B alike give columns of C alike, bit for bit, in every row: each row's columns are all summed in
+ * one order, whichever kernel and panel grouping they fall to (a network with constant weights, as the zoo
+ * ships them, must not tell its classes apart by rounding). */
+static void check_equal_columns(const struct mlcc_f32_gemm_config *cfg)
+{
+    const size_t nr = cfg->nr, ms[] = {1, 2, cfg->mr + 1}, ns[] = {nr + 1, 4 * nr + 5, 9 * nr, 33 * nr + 3};
+    for (size_t im = 0; im < sizeof ms / sizeof ms[0]; ++im)
+        for (size_t in = 0; in < sizeof ns / sizeof ns[0]; ++in) {
+            const size_t m = ms[im], n = ns[in], k = 67;
+            if (k * n > B_ELEMS || m * n > 4096) continue;
+            ++cases;
+            fill(a_buf, m * k);
+            for (size_t q = 0; q < k; ++q) {
+                const float v = uniform();
+                for (size_t j = 0; j < n; ++j) b_buf[q * n + j] = v;
+            }
+            mlcc_f32_gemm_pack_b(k, n, b_buf, n, 1, nr, packed);
+            mlcc_f32_gemm(cfg, m, n, k, a_buf, k, 1, packed, c_got, n, 1.0f, NULL, 0, 0, 1.0f, NULL);
+            for (size_t i = 0; i < m; ++i)
+                for (size_t j = 1; j < n; ++j)
+                    if (c_got[i * n + j] != c_got[i * n]) {
+                        if (failures < 20)
+                            printf("FAIL equal columns m=%zu n=%zu: c[%zu][%zu] = %.9g, c[%zu][0] = %.9g\n", m, n, i, j,
+                                   (double)c_got[i * n + j], i, (double)c_got[i * n]);
+                        ++failures;
+                        i = m;
+                        break;
+                    }
+        }
+}
+
 static void check_all(const struct mlcc_f32_gemm_config *cfg)
 {
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
@@ -118,6 +149,7 @@ int main(void)
     const struct mlcc_f32_gemm_config *cfg = &VARIANT;
     check_all(cfg);
     check_all(&MLCC_F32_GEMM_BLOCKED(VARIANT, 16u, 2u * cfg->mr, 2u * cfg->nr));
+    check_equal_columns(cfg);
     printf("%s: %d cases, %d failures\n", NAME(VARIANT), cases, failures);
     return failures != 0;
 }

@@ -81,6 +81,13 @@ static void pack_a(size_t rows, size_t kc, const float *a, size_t a_rs, size_t a
     }
 }
 
+/* Panels of B for the row kernel's next call, `left` of them to go: four at a time, never one alone after
+ * others (five left: three, then two), so a row's columns are all summed in one order. */
+static size_t next_row_panels(size_t left)
+{
+    return left == MLCC_F32_GEMM_ROW_PANELS + 1 ? MLCC_F32_GEMM_ROW_PANELS - 1 : MLCC_MIN(MLCC_F32_GEMM_ROW_PANELS, left);
+}
+
 /* A product too short for tiles (m * 2 <= mr, e.g. a GEMV): the row kernel over all of k, no packing, packed
  * B streamed once from memory; a single row (the GEMV) several panels at a time. */
 static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
@@ -89,10 +96,10 @@ static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_
                       const float *bias, size_t bias_rs, size_t bias_cs, float beta,
                       const struct mlcc_f32_epilogue *e)
 {
-    const size_t nr = config->nr;
-    const size_t step = m == 1 ? MLCC_F32_GEMM_ROW_PANELS * nr : nr;
+    const size_t nr = config->nr, panels = (n + nr - 1) / nr;
     const float *residual = e == NULL ? NULL : e->residual;
-    for (size_t j = 0; j < n; j += step) {
+    for (size_t j = 0; j < n;) {
+        const size_t step = m == 1 ? next_row_panels(panels - j / nr) * nr : nr;
         const size_t nb = MLCC_MIN(step, n - j);
         for (size_t i = 0; i < m; ++i) {  /* the next rows find this panel of B in cache */
             float *cij = c + i * ldc + j;
@@ -101,6 +108,7 @@ static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_
             config->row(nb, k, a + i * a_rs, a_cs, packed_b + j * k, k * nr, cij, init, alpha, e,
                         residual == NULL ? NULL : residual + i * e->residual_rs + j * e->residual_cs);
         }
+        j += step;
     }
 }
 

@@ -262,37 +262,51 @@ static void row_panel(size_t nr, size_t kc, const float *a, size_t a_cs, const f
 
 #define PANELS MLCC_F32_GEMM_ROW_PANELS
 
-/* acc[q] += a[p] * w[q * w_panel + p * NR ..] over kc steps for PANELS panels at once: PANELS * NV
- * independent chains, as many streams of B. (SIMD128's shuffle tree of accumulate_row measured no faster
- * here, 0.94-1.06 in the same process.) */
-static inline void accumulate_panels(mlcc_f32v acc[PANELS][NV], size_t kc, const float *a, size_t a_cs,
-                                     const float *MLCC_RESTRICT w, size_t w_panel)
+/* acc[q] += a[p] * w[q * w_panel + p * NR ..] over kc steps for `count` panels at once (2 to PANELS, a literal
+ * once inlined): count * NV independent chains, as many streams of B. (SIMD128's shuffle tree of accumulate_row
+ * measured no faster here, 0.94-1.06 in the same process.) */
+static MLCC_F32_GEMM_INLINE void accumulate_panels(mlcc_f32v acc[PANELS][NV], size_t count, size_t kc,
+                                                   const float *a, size_t a_cs, const float *MLCC_RESTRICT w,
+                                                   size_t w_panel)
 {
     for (size_t p = 0; p < kc; ++p) {
         const mlcc_f32v ap = mlcc_f32v_splat(a[p * a_cs]);
-        for (size_t q = 0; q < PANELS; ++q)
+        for (size_t q = 0; q < count; ++q)
             for (size_t j = 0; j < NV; ++j)
                 acc[q][j] = mlcc_f32v_fma(acc[q][j], ap, mlcc_f32v_load(w + q * w_panel + p * NR + j * MLCC_F32V_LANES));
     }
 }
 
+static MLCC_F32_GEMM_INLINE void row_panels(size_t count, size_t nr, size_t kc, const float *a, size_t a_cs,
+                                            const float *MLCC_RESTRICT w, size_t w_panel, float *MLCC_RESTRICT c,
+                                            const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+                                            const float *residual)
+{
+    mlcc_f32v acc[PANELS][NV];
+    for (size_t q = 0; q < count; ++q)
+        for (size_t j = 0; j < NV; ++j) acc[q][j] = mlcc_f32v_zero();
+    accumulate_panels(acc, count, kc, a, a_cs, w, w_panel);
+    for (size_t q = 0; q < count; ++q)
+        finish_tile(acc[q], 1, 1, MLCC_MIN(NR, nr - q * NR), c + q * NR, NR, init == NULL ? NULL : init + q * NR,
+                    alpha, e, residual == NULL ? NULL : residual + q * NR * e->residual_cs);
+}
+
+/* Two or more panels stream together, every column summed in the same order (the driver never leaves one
+ * panel of a row alone after others: columns of equal inputs come out equal); one panel alone takes the
+ * four chains of row_panel. */
 void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RESTRICT w, size_t w_panel,
          float *MLCC_RESTRICT c, const float *init, float alpha, const struct mlcc_f32_epilogue *e,
          const float *residual)
 {
-    if (nr > (PANELS - 1) * NR) {  /* all the panels, streamed together */
-        mlcc_f32v acc[PANELS][NV];
-        for (size_t q = 0; q < PANELS; ++q)
-            for (size_t j = 0; j < NV; ++j) acc[q][j] = mlcc_f32v_zero();
-        accumulate_panels(acc, kc, a, a_cs, w, w_panel);
-        for (size_t q = 0; q < PANELS; ++q)
-            finish_tile(acc[q], 1, 1, MLCC_MIN(NR, nr - q * NR), c + q * NR, NR, init == NULL ? NULL : init + q * NR,
-                        alpha, e, residual == NULL ? NULL : residual + q * NR * e->residual_cs);
-        return;
+    if (nr > 3 * NR) {
+        row_panels(4, nr, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
+    } else if (nr > 2 * NR) {
+        row_panels(3, nr, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
+    } else if (nr > NR) {
+        row_panels(2, nr, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
+    } else {
+        row_panel(nr, kc, a, a_cs, w, c, init, alpha, e, residual);
     }
-    for (size_t j0 = 0; j0 < nr; j0 += NR, w += w_panel)
-        row_panel(MLCC_MIN(NR, nr - j0), kc, a, a_cs, w, c + j0, init == NULL ? NULL : init + j0, alpha, e,
-                  residual == NULL ? NULL : residual + j0 * e->residual_cs);
 }
 
 #if defined(ACCUMULATE_BROADCAST)
