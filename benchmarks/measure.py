@@ -113,7 +113,9 @@ def _check(got: dict, expected: dict | None) -> dict:
     return {"check": "ok" if ok else "MISMATCH", "max_abs_err": worst}
 
 
-def ort_session(model_path: Path):
+def ort_session(model_path: Path, profile_prefix: str | None = None):
+    """onnxruntime as the suite measures it: one thread, sequential, every graph optimisation; with
+    profile_prefix, also its per-node profiler (files named after the prefix, written by end_profiling)."""
     import onnxruntime as ort
 
     model = onnx.load(str(model_path), load_external_data=False)
@@ -125,6 +127,9 @@ def ort_session(model_path: Path):
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3  # errors only
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if profile_prefix is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
     serialized = model.SerializeToString()
     del model
     return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
