@@ -23,7 +23,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 from benchmarks import measure
@@ -79,12 +78,14 @@ def step_matcher(graph: onnx.GraphProto, steps: set[str]):
     return match
 
 
-def shapes(model: onnx.ModelProto) -> dict[str, str]:
-    """Each node's `input x weights -> output` shapes (ONNX's own layout), for the table."""
+def describe(model: onnx.ModelProto) -> dict[str, tuple[str, str]]:
+    """Each node's `input * weights -> output` shapes (ONNX's own layout) and its kind for the sums: its op,
+    and a convolution's kernel and stride (Conv 3x3/2)."""
     inferred = onnx.shape_inference.infer_shapes(model)
+    weights = {t.name: list(t.dims) for t in model.graph.initializer}
     dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
             for v in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output)}
-    dims.update({t.name: list(t.dims) for t in model.graph.initializer})
+    dims.update(weights)
 
     def text(name: str) -> str:
         return "x".join(map(str, dims[name])) if name in dims else "?"
@@ -92,15 +93,6 @@ def shapes(model: onnx.ModelProto) -> dict[str, str]:
     out = {}
     for n in model.graph.node:
         ins = [text(i) for i in n.input[:2] if i]
-        out[n.name] = f"{' * '.join(ins)} -> {text(n.output[0]) if n.output else '?'}"
-    return out
-
-
-def kinds(model: onnx.ModelProto) -> dict[str, str]:
-    """Each node's kind for the sums: its op, and a convolution's kernel and stride (Conv 3x3/2)."""
-    weights = {t.name: list(t.dims) for t in model.graph.initializer}
-    out = {}
-    for n in model.graph.node:
         kind = n.op_type
         if n.op_type == "Conv" and len(n.input) > 1 and n.input[1] in weights:
             kind += " " + "x".join(map(str, weights[n.input[1]][2:]))
@@ -109,7 +101,7 @@ def kinds(model: onnx.ModelProto) -> dict[str, str]:
                 kind += "/" + "x".join(map(str, strides)) if len(set(strides)) > 1 else f"/{strides[0]}"
             if weights[n.input[1]][1] == 1 and next((a.i for a in n.attribute if a.name == "group"), 1) > 1:
                 kind += " depthwise"
-        out[n.name] = kind
+        out[n.name] = (f"{' * '.join(ins)} -> {text(n.output[0]) if n.output else '?'}", kind)
     return out
 
 
@@ -140,12 +132,12 @@ def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, 
         else:
             ort_ms[step] += ms
             ort_nodes[step].append(node)
-    described, kind = shapes(model), kinds(model)
+    described = describe(model)
     rows = []
     for node, row in steps.items():
         mlcc_ms = statistics.median(r[node]["ms"] for r in mlcc_rounds)
-        rows.append({"step": node, "op": row["op"], "kind": kind.get(node, row["op"]),
-                     "shapes": described.get(node, ""), "mlcc_ms": mlcc_ms,
+        shapes, kind = described.get(node, ("", row["op"]))
+        rows.append({"step": node, "op": row["op"], "kind": kind, "shapes": shapes, "mlcc_ms": mlcc_ms,
                      "ort_ms": ort_ms.get(node), "ort_nodes": ort_nodes.get(node, []), "flops": row["flops"]})
     return {"model": model_path.name, "rounds": rounds, "repeat": repeat, "rows": rows, "ort_unmatched": unmatched}
 
@@ -197,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=25, help="layers shown [25]")
     p.add_argument("--json", action="store_true", help="every layer as JSON instead of the table")
     args = p.parse_args(argv)
-    np.random.seed(0)
     result = compare(args.model, args.build, max(1, args.rounds), max(0, args.warmup), max(1, args.repeat))
     print(json.dumps(result, indent=1) if args.json else markdown(result, args.top))
     return 0
