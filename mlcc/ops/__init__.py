@@ -190,7 +190,26 @@ def to_node_proto(node: Node) -> onnx.NodeProto:
 
 
 def run_onnx_reference(node: Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-    """Evaluate one node with onnx's reference implementation (the oracle for constant folding)."""
+    """Evaluate one node with onnx's reference implementation (the oracle for constant folding).
+
+    onnx.reference implements some ops only from a later version on (DequantizeLinear from 19): the node
+    then runs as the nearest newer version whose schema takes the same inputs and attributes with the same
+    defaults, so the same node means the same thing there."""
+    try:
+        return _evaluate(node, inputs, node.opset)
+    except RuntimeError as exc:
+        if "No implementation for operator" not in str(exc):
+            raise
+        for version in _same_form_versions(node):
+            try:
+                return _evaluate(node, inputs, version)
+            except RuntimeError as newer:
+                if "No implementation for operator" not in str(newer):
+                    raise
+        raise
+
+
+def _evaluate(node: Node, inputs: list[np.ndarray | None], opset: int) -> list[np.ndarray]:
     from onnx.reference import ReferenceEvaluator
 
     proto = to_node_proto(node)
@@ -202,9 +221,45 @@ def run_onnx_reference(node: Node, inputs: list[np.ndarray | None]) -> list[np.n
         feeds[v.name] = data
     outputs = [helper.make_tensor_value_info(v.name, onnx.TensorProto.UNDEFINED, None) for v in node.outputs]
     graph = helper.make_graph([proto], "fold", graph_inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain, node.opset)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain, opset)])
     results = ReferenceEvaluator(model).run(None, feeds)
     return [np.asarray(r) for r in results]
+
+
+def _same_form_versions(node: Node) -> list[int]:
+    """The op's later schema versions, oldest first, up to the first whose form differs from the node's
+    own version: an input renamed, moved or removed, an attribute dropped, made required or given another
+    default. Type lists may grow (that is what most version bumps do)."""
+    try:
+        own = onnx.defs.get_schema(node.op_type, node.opset, node.domain)
+    except Exception:
+        return []
+    history = sorted((s for s in onnx.defs.get_all_schemas_with_history()
+                      if s.name == node.op_type and s.domain == own.domain and s.since_version > own.since_version),
+                     key=lambda s: s.since_version)
+    versions = []
+    for schema in history:
+        if not _same_form(own, schema):
+            break
+        versions.append(schema.since_version)
+    return versions
+
+
+def _same_form(old: onnx.defs.OpSchema, new: onnx.defs.OpSchema) -> bool:
+    if [i.name for i in new.inputs[:len(old.inputs)]] != [i.name for i in old.inputs]:
+        return False
+    if any(i.option == onnx.defs.OpSchema.FormalParameterOption.Single for i in new.inputs[len(old.inputs):]):
+        return False  # a new required input
+    if [o.name for o in new.outputs[:len(old.outputs)]] != [o.name for o in old.outputs]:
+        return False
+    for name, attr in new.attributes.items():
+        before = old.attributes.get(name)
+        if before is None:
+            if attr.required:
+                return False
+        elif attr.required != before.required or attr.default_value != before.default_value:
+            return False
+    return set(old.attributes) <= set(new.attributes)
 
 
 def _import_all() -> None:

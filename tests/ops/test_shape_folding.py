@@ -166,3 +166,57 @@ def test_range_lowering(unfolded, dtype, start, limit, delta, target, tmp_path):
                const("delta", np.array(delta, dtype))])
     report = check_model(m, {}, target, tmp_path, **EXACT)
     assert report["ops"] == {"Range": 1}
+
+
+# --- folding through each op's reference, at sizes and opset versions the ONNX node cases do not reach -----
+FOLDED_CASES = {
+    # onnx.reference's GatherElements takes at most 64 values along the axis (np.choose): BERT's token types
+    "gather_elements_512": ("GatherElements", [np.arange(512, dtype=np.int64)[None] % 7,
+                                              np.arange(128, dtype=np.int64)[None] * 3], {"axis": 1}, 17),
+    "gather_elements_negative": ("GatherElements", [np.arange(300, dtype=np.int64).reshape(100, 3),
+                                                    (np.arange(24, dtype=np.int64).reshape(8, 3) * 37) % 200 - 100],
+                                 {"axis": 0}, 13),
+    "gather_elements_short_indices": ("GatherElements", [np.arange(2 * 100 * 3, dtype=np.int64).reshape(2, 100, 3),
+                                                         np.arange(8, dtype=np.int64).reshape(1, 4, 2) * 11 - 40],
+                                      {"axis": -2}, 11),
+    # onnx.reference implements DequantizeLinear from version 19 on: 10 and 13 run as 19, which reads them alike
+    "dequantize_10": ("DequantizeLinear", [np.arange(-50, 50, dtype=np.int8).reshape(4, 25),
+                                           np.array(0.1, np.float32), np.array(3, np.int8)], {}, 10),
+    "dequantize_13_per_axis": ("DequantizeLinear", [np.arange(-50, 50, dtype=np.int8).reshape(4, 25),
+                                                    np.linspace(0.01, 0.1, 25, dtype=np.float32),
+                                                    np.arange(25, dtype=np.int8) % 5], {"axis": 1}, 13),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOLDED_CASES))
+def test_constant_inputs_fold(case, target, tmp_path):
+    op, arrays, attrs, opset = FOLDED_CASES[case]
+    names = [f"c{i}" for i in range(len(arrays))]
+    expected_type = {"GatherElements": arrays[0].dtype}.get(op, np.dtype(np.float32))
+    out_shape = arrays[1].shape if op == "GatherElements" else arrays[0].shape
+    nodes = [helper.make_node(op, names, ["folded"], **attrs), helper.make_node("Add", ["folded", "x"], ["y"])]
+    dtype = helper.np_dtype_to_tensor_dtype(expected_type)
+    m = model(nodes, [tensor("x", dtype, out_shape)], [tensor("y", dtype, out_shape)],
+              [const(n, a) for n, a in zip(names, arrays)], opset=opset)
+    x = np.arange(np.prod(out_shape)).reshape(out_shape).astype(expected_type)
+    report = check_model(m, {"x": x}, target, tmp_path, **EXACT)
+    assert report["ops"] == {"Add": 1}, report["ops"]
+
+
+def test_bert_token_type_buffer_folds(target, tmp_path):
+    # transformers' BertEmbeddings: token types gathered from a registered buffer at the position ids
+    nodes = [
+        helper.make_node("Slice", ["buffer", "zero", "seq", "one"], ["sliced"]),
+        helper.make_node("Expand", ["sliced", "batch_shape"], ["expanded"]),
+        helper.make_node("GatherElements", ["expanded", "positions"], ["token_types"], axis=1),
+        helper.make_node("Gather", ["table", "token_types"], ["embedded"]),
+        helper.make_node("Add", ["x", "embedded"], ["y"]),
+    ]
+    inits = [const("buffer", np.arange(512, dtype=np.int64)[None] % 2), const("zero", np.array([0], np.int64)),
+             const("seq", np.array([128], np.int64)), const("one", np.array([1], np.int64)),
+             const("batch_shape", np.array([2, 128], np.int64)),
+             const("positions", np.arange(256, dtype=np.int64).reshape(2, 128) % 128),
+             const("table", rand(2, 16, seed=3))]
+    m = model(nodes, [tensor("x", TensorProto.FLOAT, [2, 128, 16])], [tensor("y", TensorProto.FLOAT, [2, 128, 16])], inits)
+    report = check_model(m, {"x": rand(2, 128, 16)}, target, tmp_path, **EXACT)
+    assert report["ops"] == {"Add": 1}, report["ops"]
