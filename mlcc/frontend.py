@@ -263,8 +263,8 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
         shape = overrides.shapes[info.name]
         if declared is not None and len(declared) != len(shape):
             raise UsageError(f"--shape gives {len(shape)} dims but {info.name!r} has rank {len(declared)}")
-        for d, given in zip(declared or [], shape):
-            if d.HasField("dim_value") and d.dim_value != given:
+        for d, given in zip(declared or [], shape):  # dim_value <= 0 is free (PaddlePaddle writes -1)
+            if d.HasField("dim_value") and d.dim_value > 0 and d.dim_value != given:
                 raise UsageError(f"--shape {info.name}: dim {given} contradicts the model's fixed {d.dim_value}")
         return dtype, tuple(shape)
     if declared is None:
@@ -274,7 +274,7 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
         if d.HasField("dim_value") and d.dim_value >= 0:
             shape.append(d.dim_value)
         elif d.HasField("dim_value"):
-            raise ShapeError(f"dim {axis} is negative ({d.dim_value}); give --shape {info.name}=D0,D1,...", where)
+            raise ShapeError(f"dim {axis} is free ({d.dim_value}); give --shape {info.name}=D0,D1,...", where)
         elif d.HasField("dim_param") and d.dim_param in overrides.dims:
             shape.append(overrides.dims[d.dim_param])
         elif d.HasField("dim_param") and d.dim_param:

@@ -42,6 +42,22 @@ def _compare_float(g: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> Co
 ORT_MAX_IR_VERSION = 10
 
 
+def _free_dims_as_symbols(proto):
+    """onnxruntime refuses feeds for a dim written as dim_value <= 0 (PaddlePaddle's -1), which mlcc takes
+    as free: the reference runs a copy with those dims made symbols."""
+    import onnx
+
+    infos = [*proto.graph.input, *proto.graph.output]
+    if not any(d.HasField("dim_value") and d.dim_value <= 0 for i in infos for d in i.type.tensor_type.shape.dim):
+        return proto
+    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    for info in [*proto.graph.input, *proto.graph.output]:
+        for axis, d in enumerate(info.type.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value <= 0:
+                d.dim_param = f"{info.name}_free{axis}"
+    return proto
+
+
 def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str]) -> tuple[dict[str, np.ndarray], str]:
     """Outputs of `model` (a path or ModelProto) from onnxruntime, one thread; onnx.reference as fallback."""
     import onnx
@@ -57,6 +73,7 @@ def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str]) -> 
     if proto.ir_version > ORT_MAX_IR_VERSION:  # onnx's helpers stamp the newest IR; ORT may lag behind it
         proto = onnx.ModelProto.FromString(proto.SerializeToString())
         proto.ir_version = ORT_MAX_IR_VERSION
+    proto = _free_dims_as_symbols(proto)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1

@@ -106,3 +106,20 @@ def test_empty_constant_output_compiles(tmp_path, target):
     model.ir_version = 8
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     check_model(model, {"x": x}, target, tmp_path)
+
+
+@pytest.mark.parametrize("free", [-1, 0])
+def test_free_dim_value_is_set_by_shape(free, tmp_path, target):
+    # PaddlePaddle writes a dynamic dim as dim_value -1 (some exporters 0): --shape sets it, a fixed dim still holds
+    graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], "g",
+                              [helper.make_tensor_value_info("x", F, [free, 3, free])],
+                              [helper.make_tensor_value_info("y", F, [free, 3, free])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = np.random.default_rng(0).standard_normal((2, 3, 5)).astype(np.float32)
+    check_model(model, {"x": x}, target, tmp_path, shapes={"x": (2, 3, 5)})  # onnxruntime runs it with the dims as symbols
+    with pytest.raises(UsageError, match="contradicts the model's fixed 3"):
+        frontend.import_model(model, frontend.ShapeOverrides(shapes={"x": (2, 4, 5)}))
+    if free < 0:
+        with pytest.raises(ShapeError, match=r"dim 0 is free \(-1\); give --shape x="):
+            frontend.import_model(model)
