@@ -331,6 +331,9 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
 
 
 def _onnx_infer(node: Node, proto: onnx.NodeProto, where: str):
+    """Output types from onnx's shape inference. Some schema versions infer no shapes per node: those
+    defined by a function body (GreaterOrEqual-12) are inferred through the body in a one-node model;
+    others by the nearest newer version of the same form (inputs and attributes)."""
     try:
         schema = onnx.defs.get_schema(node.op_type, node.opset, node.domain)
     except Exception:
@@ -345,9 +348,33 @@ def _onnx_infer(node: Node, proto: onnx.NodeProto, where: str):
     try:
         inferred = onnx.shape_inference.infer_node_outputs(
             schema, proto, types, data, opset_imports=[helper.make_opsetid(node.domain, node.opset)])
+        result = _static_types(node, inferred, where)
+        if result is None and (schema.has_function or schema.has_context_dependent_function):
+            result = _static_types(node, _infer_in_model(node, proto, types, data), where)
+        for version in [] if result is not None else ops.same_form_versions(node.op_type, node.domain, node.opset,
+                                                                            {a.name for a in proto.attribute}):
+            newer = onnx.defs.get_schema(node.op_type, version, node.domain)
+            result = _static_types(node, onnx.shape_inference.infer_node_outputs(
+                newer, proto, types, data, opset_imports=[helper.make_opsetid(node.domain, version)]), where)
+            if result is not None:
+                break
     except Exception as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ShapeError(f"shape inference failed: {message}", where) from None
+    return result
+
+
+def _infer_in_model(node: Node, proto: onnx.NodeProto, types: dict, data: dict) -> dict:
+    """onnx's model-level shape inference of the node alone: it expands function bodies."""
+    graph = helper.make_graph([proto], "infer", [helper.make_value_info(name, t) for name, t in types.items()],
+                              [helper.make_value_info(v.name, onnx.TypeProto()) for v in node.outputs],
+                              list(data.values()))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain, node.opset)])
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    return {info.name: info.type for info in [*inferred.graph.output, *inferred.graph.value_info]}
+
+
+def _static_types(node: Node, inferred: dict, where: str):
     result = []
     for v in node.outputs:
         t = inferred.get(v.name)

@@ -200,7 +200,7 @@ def run_onnx_reference(node: Node, inputs: list[np.ndarray | None]) -> list[np.n
     except RuntimeError as exc:
         if "No implementation for operator" not in str(exc):
             raise
-        for version in _same_form_versions(node):
+        for version in same_form_versions(node.op_type, node.domain, node.opset, set(node.attrs)):
             try:
                 return _evaluate(node, inputs, version)
             except RuntimeError as newer:
@@ -226,26 +226,27 @@ def _evaluate(node: Node, inputs: list[np.ndarray | None], opset: int) -> list[n
     return [np.asarray(r) for r in results]
 
 
-def _same_form_versions(node: Node) -> list[int]:
-    """The op's later schema versions, oldest first, up to the first whose form differs from the node's
-    own version: an input renamed, moved or removed, an attribute dropped, made required or given another
-    default. Type lists may grow (that is what most version bumps do)."""
+def same_form_versions(op_type: str, domain: str, opset: int, given: set[str] = frozenset()) -> list[int]:
+    """The op's later schema versions, oldest first, up to the first whose form differs from the version
+    `opset` selects: an input renamed, moved or removed, a required input added, an attribute the node
+    gives (`given`) dropped, or one made required or given another default. Type lists may grow (that is
+    what most version bumps do)."""
     try:
-        own = onnx.defs.get_schema(node.op_type, node.opset, node.domain)
+        own = onnx.defs.get_schema(op_type, opset, domain)
     except Exception:
         return []
     history = sorted((s for s in onnx.defs.get_all_schemas_with_history()
-                      if s.name == node.op_type and s.domain == own.domain and s.since_version > own.since_version),
+                      if s.name == op_type and s.domain == own.domain and s.since_version > own.since_version),
                      key=lambda s: s.since_version)
     versions = []
     for schema in history:
-        if not _same_form(own, schema):
+        if not _same_form(own, schema, given):
             break
         versions.append(schema.since_version)
     return versions
 
 
-def _same_form(old: onnx.defs.OpSchema, new: onnx.defs.OpSchema) -> bool:
+def _same_form(old: onnx.defs.OpSchema, new: onnx.defs.OpSchema, given: set[str]) -> bool:
     if [i.name for i in new.inputs[:len(old.inputs)]] != [i.name for i in old.inputs]:
         return False
     if any(i.option == onnx.defs.OpSchema.FormalParameterOption.Single for i in new.inputs[len(old.inputs):]):
@@ -259,7 +260,7 @@ def _same_form(old: onnx.defs.OpSchema, new: onnx.defs.OpSchema) -> bool:
                 return False
         elif attr.required != before.required or attr.default_value != before.default_value:
             return False
-    return set(old.attributes) <= set(new.attributes)
+    return all(name in new.attributes for name in old.attributes if name in given or old.attributes[name].required)
 
 
 def _import_all() -> None:

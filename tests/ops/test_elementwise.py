@@ -263,6 +263,15 @@ def test_comparison(dtype, target, tmp_path):
     check_model(ops_model(nodes, feeds), feeds, target, tmp_path)
 
 
+@pytest.mark.parametrize("opset", [12, 15])
+def test_or_equal_function_versions(opset, target, tmp_path):
+    # versions 12-15 of LessOrEqual/GreaterOrEqual are defined by a function body alone: no per-node shape inference
+    a = np.array([[1, 2, 3, 4], [0, 5, 5, 1], [2, 2, 2, 2]], np.float32)
+    feeds = {"a": a, "b": np.array([2, 2, 5, 4], np.float32)}
+    nodes = [(op, ["a", "b"], {}) for op in ("LessOrEqual", "GreaterOrEqual")]
+    check_model(ops_model(nodes, feeds, opset=opset), feeds, target, tmp_path)
+
+
 def test_logic(target, tmp_path):
     feeds = {"a": np.array([[True, False], [True, True], [False, False]]), "b": np.array([True, False])}
     nodes = [(op, ["a", "b"], {}) for op in ("And", "Or", "Xor", "Equal")] + [("Not", ["a"], {})]
