@@ -24,13 +24,14 @@ class Target:
     vector_bytes: int
     alignment: int
     libc: bool
-    artifacts: tuple[str, ...]  # artifact kinds: shared_library, static_library, wasm, executable
-    runner: str  # host | wasmtime | qemu
+    artifacts: tuple[str, ...]  # artifact kinds: shared_library, static_library, wasm, executable, firmware
+    runner: str  # host | wasmtime | qemu | qemu-system
     aliases: tuple[str, ...] = ()
     machine: str = ""  # platform.machine() of hosts that run it natively
     cpu_flags: tuple[str, ...] = ()  # /proc/cpuinfo flags a host needs to run it natively
     host_priority: int = 0  # among targets this host runs, the highest is `host`
-    qemu: tuple[str, ...] = field(default=())  # qemu-user command for runner = "qemu"
+    qemu: tuple[str, ...] = field(default=())  # qemu-user command (runner "qemu") or qemu-system one ("qemu-system")
+    board: str = ""  # runtime_c/boards/<board>: startup, linker script of the firmware artifact
     qemu_min_version: str = ""  # oldest qemu-user that runs this target's code correctly
     conv_layout: str = "NCHW"  # activations' layout in convolutional regions: NCHW or NHWC (passes/choose_layout)
     l1d_bytes: int = 32768  # per-core data caches the kernels block for (0: none); ops/_gemm.blocking

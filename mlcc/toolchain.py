@@ -15,7 +15,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from . import paths, runner_source, sizes
+from . import firmware, paths, runner_source, sizes
 from .errors import ToolchainError
 from .targets import Target
 
@@ -163,6 +163,8 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
             artifacts["static_library"] = archive
     if "executable" in target.artifacts and io is not None:
         artifacts["executable"] = _link_runner(target, out_dir, name, artifacts["static_library"], io)
+    if "firmware" in target.artifacts and io is not None:
+        artifacts["firmware"] = _link_firmware(target, out_dir, name, artifacts["static_library"], io)
     return artifacts
 
 
@@ -188,3 +190,11 @@ def _link_runner(target: Target, out_dir: Path, name: str, archive: str, io: dic
     flags = compile_flags(target, ["mlcc_runtime/include"])
     _run([*zig("cc"), *flags, *sources, archive, "-static", "-s", "-o", runner, *target.ldflags, "-lm"], cwd=str(out_dir))
     return runner
+
+
+def _link_firmware(target: Target, out_dir: Path, name: str, archive: str, io: dict) -> str:
+    """NAME_firmware.elf: libNAME.a in a complete image for the target's board (mlcc/firmware.py)."""
+    sources, script = firmware.write(out_dir, name, target, io)
+    image = f"{name}_firmware.elf"
+    _run([*zig("cc"), *firmware.link_command(target, sources, archive, script, image)], cwd=str(out_dir))
+    return image
