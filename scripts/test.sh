@@ -27,6 +27,11 @@ if ! command -v qemu-aarch64 >/dev/null 2>&1 || ! qemu_ok; then
     fi
 fi
 
+if ! command -v qemu-system-arm >/dev/null 2>&1; then  # tests/targets/test_boards.py: Cortex-M boards
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq qemu-system-arm
+fi
+
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi

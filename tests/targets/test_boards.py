@@ -1,0 +1,109 @@
+"""Bare-metal builds executed on emulated boards (qemu-system-arm: cortex-m4 on mps2-an386, cortex-m55 on
+mps3-an547), in the default run: the sample, one graph per family of ops and element types (the cross
+targets' four), the MLPerf Tiny models in fp32, the firmware sample, and how a fault or a hang is reported.
+The per-op sweep on both boards is documented in tests/targets/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from benchmarks import models as benchmark_models
+from mlcc import firmware, runners
+from mlcc.errors import RunError
+from mlcc.pipeline import BuildOptions, build
+from mlcc.targets import resolve
+from tests.golden import check_model, rand
+from tests.models.test_samples import SAMPLE, synthetic_image
+from tests.targets.test_cross import (double_and_half_graph, float_network, integer_and_index_graph,
+                                      quantized_and_recurrent_graph)
+
+ROOT = Path(__file__).resolve().parents[2]
+BOARDS = ["cortex-m4", "cortex-m55"]
+MLPERF_TINY = ["ds_cnn_kws", "resnet8", "mobilenet_v1_025_vww", "fc_autoencoder"]
+FAMILIES = {"float_network": (float_network, 1e-4, 1e-5), "integers": (integer_and_index_graph, 0, 0),
+            "double_and_float16": (double_and_half_graph, 1e-3, 1e-3),
+            "quantized_and_recurrent": (quantized_and_recurrent_graph, 1e-4, 1e-5)}
+
+
+@pytest.mark.parametrize("target", BOARDS)
+def test_sample_model(target, tmp_path):
+    check_model(onnx.load(str(SAMPLE)), {"image": synthetic_image()}, target, tmp_path, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("target", BOARDS)
+def test_op_families(target, family, tmp_path):
+    make, rtol, atol = FAMILIES[family]
+    model, feeds = make()
+    check_model(model, feeds, target, tmp_path, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("model", MLPERF_TINY)
+@pytest.mark.parametrize("target", BOARDS)
+def test_mlperf_tiny_fp32(target, model, tmp_path):
+    proto = benchmark_models.SUITE[model]()
+    feeds = {i.name: rand(*[d.dim_value for d in i.type.tensor_type.shape.dim], seed=21) for i in proto.graph.input}
+    check_model(proto, feeds, target, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def built_sample(tmp_path_factory):
+    return build(SAMPLE, BuildOptions(target="cortex-m4", out_dir=tmp_path_factory.mktemp("board") / "digits"))
+
+
+def test_build_makes_library_and_firmware_image(built_sample):
+    out, report = built_sample
+    assert report["artifacts"] == {"static_library": "libdigits_cnn.a", "firmware": "digits_cnn_firmware.elf"}
+    header = (out / "digits_cnn_firmware.elf").read_bytes()[:20]
+    assert header[:4] == b"\x7fELF" and header[4] == 1 and header[18] == 40, "a 32-bit ELF for Arm"
+
+
+def _relink(out: Path, main_c: str, tmp_path: Path) -> None:
+    """Replaces the firmware image with one whose main is `main_c` (the same startup, script and link)."""
+    (out / "main.c").write_text(main_c)
+    target = resolve("cortex-m4")
+    script = f"mlcc_runtime/boards/{target.board}.ld"
+    sources = ["main.c", "mlcc_runtime/boards/startup.c", "mlcc_runtime/boards/semihost.c"]
+    subprocess.run([sys.executable, "-m", "ziglang", "cc", *firmware.link_command(target, sources, "libdigits_cnn.a", script,
+                    "digits_cnn_firmware.elf")], cwd=out, check=True)
+
+
+def test_fault_is_one_line(built_sample, tmp_path):
+    out = tmp_path / "faulty"
+    subprocess.run(["cp", "-r", str(built_sample[0]), str(out)], check=True)
+    _relink(out, "int main(void) { return *(volatile int *)0xF0000000u; }\n", tmp_path)
+    with pytest.raises(RunError, match=r"failed \(the processor faulted\): fault: \w+ at pc 0x[0-9a-f]{8} \(CFSR") as info:
+        runners.load(out).run({"image": synthetic_image()})
+    assert "\n" not in str(info.value)
+
+
+def test_hang_stops_at_the_timeout(built_sample, tmp_path):
+    out = tmp_path / "hangs"
+    subprocess.run(["cp", "-r", str(built_sample[0]), str(out)], check=True)
+    _relink(out, "int main(void) { for (;;) {} }\n", tmp_path)
+    model = runners.load(out)
+    with pytest.raises(RunError, match=r"ran past 2 s \(qemu-system-arm stopped\)"):
+        model.execute([synthetic_image()], [np.empty((1, 10), np.float32)], timeout=2)
+
+
+def test_mlcc_run_on_the_board(built_sample, tmp_path):
+    out, _ = built_sample
+    np.savez(tmp_path / "in.npz", image=synthetic_image())
+    proc = subprocess.run([sys.executable, "-m", "mlcc", "run", str(out), "--inputs", str(tmp_path / "in.npz"),
+                           "--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert abs(float(np.load(tmp_path / "out.npz")["probabilities"].sum()) - 1.0) < 1e-5
+
+
+def test_missing_emulator_is_one_error(built_sample, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RunError, match=r"qemu-system-arm not found: install it \(Debian: apt-get install qemu-system-arm\)"):
+        runners.load(built_sample[0])
