@@ -185,7 +185,7 @@ def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], op
             continue
         if op is None or op.prefers_function(proto, opset):
             expansions += 1
-            body = _function_body(proto, opset, values, f"{node_name}__f{expansions}_", where)
+            body = _function_body(op, proto, opset, values, f"{node_name}__f{expansions}_", where)
             pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
             continue
         inputs = [values[name] if name else None for name in proto.input]
@@ -202,8 +202,12 @@ def _check_reads(proto: onnx.NodeProto, values: dict[str, Value], where: str) ->
             raise ModelLoadError(f"reads {name!r}, which no node produces", where)
 
 
-def _function_body(proto: onnx.NodeProto, opset: int, values: dict[str, Value], prefix: str, where: str):
-    """The nodes of an op's ONNX function body, each with the body's opset imports."""
+def _function_body(op: ops.Op | None, proto: onnx.NodeProto, opset: int, values: dict[str, Value], prefix: str, where: str):
+    """The nodes of an op's function body (its own, else ONNX's), each with the body's opset imports."""
+    own = op.function_body(proto, opset, prefix) if op is not None else None
+    if own is not None:
+        body, body_opsets = own
+        return [(inner, body_opsets) for inner in body]
     types = []
     for name in proto.input:
         value = values.get(name)

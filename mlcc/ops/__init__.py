@@ -97,6 +97,12 @@ class Op:
         """True for forms this op leaves to its ONNX function body (mlcc.functions), e.g. rare extra outputs."""
         return False
 
+    def function_body(self, proto: onnx.NodeProto, opset: int, prefix: str) -> tuple[list[onnx.NodeProto], dict[str, int]] | None:
+        """For ops defined as other ops that ONNX gives no function body (com.microsoft's QLinearAdd is
+        DequantizeLinear -> Add -> QuantizeLinear): the nodes, their names under `prefix`, and the opset
+        imports they need. The frontend takes it when prefers_function says so."""
+        return None
+
     def fused_activation(self, node: Node) -> tuple[str, float, float] | None:
         """For activations a GEMM or convolution can apply in its epilogue: (kind, a, b) as in
         runtime_c/include/mlcc/activation.h (e.g. ("clip", 0.0, 6.0)), else None."""

@@ -92,6 +92,17 @@ def param_regions(node: Node, x: Value, param: Value, axis: int, block_size: int
     return nests
 
 
+def broadcast_param(param: np.ndarray, x_shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:
+    """A per-tensor, per-axis or per-block scale or zero point shaped to broadcast against x (numpy)."""
+    param = np.asarray(param)
+    if param.size == 1:
+        return param.reshape(())
+    axis = axis % len(x_shape)
+    if block_size > 0:  # repeat each block's value along the axis, cut to x's extent
+        return np.repeat(param, block_size, axis=axis).take(range(x_shape[axis]), axis=axis)
+    return param.reshape([-1 if d == axis else 1 for d in range(len(x_shape))])
+
+
 def quant_axis(node: Node) -> tuple[int, int]:
     """(axis, block_size) from the attributes; blocks exist from opset 21."""
     block_size = int(node.attrs.get("block_size", 0) or 0)

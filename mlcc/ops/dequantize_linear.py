@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._quant import quant_range
+from ._quant import broadcast_param, quant_axis, quant_range
 from .quantize_linear import emit_quant
 
 
@@ -17,6 +17,17 @@ from .quantize_linear import emit_quant
 class DequantizeLinear(Op):
     op_type = "DequantizeLinear"
     attrs = {"axis": 1, "block_size": 0, "output_dtype": 0}
+
+    def reference(self, node: Node, inputs):
+        """numpy, so folding works at every opset (onnx.reference implements only the newest versions)."""
+        x, scale = inputs[0], inputs[1]
+        zero = inputs[2] if len(inputs) > 2 and inputs[2] is not None else None
+        axis, block_size = quant_axis(node)
+        s = broadcast_param(scale, x.shape, axis, block_size)
+        shifted = x.astype(np.float32)  # as onnxruntime: (float)x, then times the scale in float
+        if zero is not None:
+            shifted = shifted - broadcast_param(zero, x.shape, axis, block_size).astype(shifted.dtype)
+        return [(shifted * s.astype(np.float32)).astype(scale.dtype)]
 
     def lower(self, node: Node, ctx) -> None:
         x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)

@@ -11,7 +11,7 @@ from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._quant import param_regions, quant_axis, quant_range
+from ._quant import broadcast_param, param_regions, quant_axis, quant_range
 
 FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp in float, else in double
 
@@ -20,6 +20,18 @@ FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp i
 class QuantizeLinear(Op):
     op_type = "QuantizeLinear"
     attrs = {"axis": 1, "saturate": 1, "block_size": 0, "output_dtype": 0, "precision": 0}
+
+    def reference(self, node: Node, inputs):
+        """numpy, so folding works at every opset; rounds half to even and saturates, as the spec says."""
+        x, scale = inputs[0], inputs[1]
+        zero = inputs[2] if len(inputs) > 2 and inputs[2] is not None else None
+        y = node.outputs[0]
+        lo, hi = quant_range(y.dtype, node)
+        axis, block_size = quant_axis(node)
+        value = np.rint(x.astype(np.float32) / broadcast_param(scale, x.shape, axis, block_size).astype(np.float32))
+        if zero is not None:
+            value = value + broadcast_param(zero, x.shape, axis, block_size).astype(np.float64)
+        return [np.clip(value, lo, hi).astype(y.dtype)]
 
     def lower(self, node: Node, ctx) -> None:
         x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)

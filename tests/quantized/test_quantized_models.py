@@ -1,0 +1,69 @@
+"""Models quantized by onnxruntime.quantization (QDQ and QOperator static, dynamic) against the exact integer
+semantics: onnxruntime with graph optimisation off, which runs the graph as written (its fused int8 kernels
+are not the reference: some saturate). Each output must be within one quantization step of it (the scale of
+the DequantizeLinear that makes the output; float outputs of dynamic models within a float tolerance); the
+share of bit-exact elements is asserted too, so a drift that stays under one step still shows."""
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from tests.golden import build_and_run
+from tests.quantized.models import FLOAT_MODELS, FORMS, feeds, input_shape, quantized
+
+
+def reference(model, inputs) -> dict:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
+
+
+def output_step(model, name: str) -> float | None:
+    """The quantization step of a graph output made by a DequantizeLinear, else None."""
+    inits = {i.name: i for i in model.graph.initializer}
+    for node in model.graph.node:
+        if name in node.output and node.op_type == "DequantizeLinear" and node.input[1] in inits:
+            from onnx import numpy_helper
+            return float(numpy_helper.to_array(inits[node.input[1]]).max())
+    return None
+
+
+def compare(model, got: dict, expected: dict) -> list[tuple[str, float, float]]:
+    """(output, largest difference in steps, share of bit-exact elements) per output; asserts the bound."""
+    rows = []
+    for name, want in expected.items():
+        have = got[name]
+        assert have.shape == want.shape, f"{name}: shape {have.shape} != {want.shape}"
+        step = output_step(model, name)
+        diff = np.abs(have.astype(np.float64) - want.astype(np.float64))
+        exact = float(np.mean(have == want))
+        if step is None:  # a float output (dynamic quantization): the integer product then float math
+            bound = 1e-4 * max(1.0, float(np.abs(want).max()))
+            assert diff.max() <= bound, f"{name}: max abs err {diff.max():.3g} over {bound:.3g}"
+            rows.append((name, float(diff.max()), exact))
+        else:
+            steps = float(diff.max() / step)
+            assert steps <= 1.0 + 1e-3, f"{name}: {steps:.2f} quantization steps from the reference"
+            rows.append((name, steps, exact))
+    return rows
+
+
+CASES = [(name, form, opset) for name in FLOAT_MODELS for form in FORMS for opset in (13, 17, 21)
+         if opset == 17 or form in ("qdq_u8_channel", "qop_u8_channel")]
+# every form once and every model in both static formats run by default; the rest of the matrix is slow
+QUICK = {("convnet", "qdq_u8_channel", 13), ("convnet", "qdq_s8_channel", 17), ("convnet", "qop_u8_channel", 21),
+         ("convnet", "dynamic_channel", 17), ("mlp", "qdq_u8_tensor", 17), ("mlp", "qop_s8_tensor", 17),
+         ("mlp", "dynamic", 17), ("attention", "qdq_s8_channel", 17), ("attention", "qop_u8_channel", 17)}
+
+
+@pytest.mark.parametrize("name,form,opset", [case if case in QUICK else pytest.param(*case, marks=pytest.mark.slow)
+                                             for case in CASES], ids=[f"{n}-{f}-op{o}" for n, f, o in CASES])
+def test_quantized_model(name, form, opset, target, tmp_path):
+    model = quantized(name, form, opset)
+    inputs = feeds(input_shape(name), seed=100)  # not calibration data
+    got, _ = build_and_run(model, inputs, target, tmp_path)
+    rows = compare(model, got, reference(model, inputs))
+    for output, steps, exact in rows:  # a rounding tie decided the other way moves a few elements one step
+        assert exact >= 0.5, f"{output}: only {exact:.1%} of elements bit-exact"
