@@ -164,7 +164,9 @@ def _graph_inputs_behind(name: str, graph: Graph) -> list[str]:
 def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], opsets: dict[str, int], default_opset: int) -> None:
     """Type each node in order into graph.nodes, expanding control flow and function bodies as they come."""
     # A stack of (NodeProto, opsets) and control_flow.Continuation items: expansions go on top.
-    pending: list = [(proto, opsets) for proto in reversed(g.node)]
+    top = list(g.node)  # held, so each id() below stays this proto's
+    labels = {id(proto): node_label(proto, index) for index, proto in enumerate(top)}
+    pending: list = [(proto, opsets) for proto in reversed(top)]
     expansions = 0
     folded = [0]  # bytes of constants folded so far, against MAX_FOLDED_BYTES
     control = control_flow.expanders()
@@ -175,7 +177,7 @@ def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], op
             continue
         proto, node_opsets = item
         op = ops.lookup(proto.op_type, proto.domain)
-        node_name = proto.name or f"{proto.op_type}_{len(graph.nodes)}"
+        node_name = labels.get(id(proto)) or node_label(proto, len(graph.nodes))
         where = f"node {node_name!r} ({proto.op_type})"
         opset = node_opsets.get(proto.domain or "", default_opset)
         _check_reads(proto, values, where)
@@ -224,13 +226,27 @@ def _function_body(op: ops.Op | None, proto: onnx.NodeProto, opset: int, values:
 
 
 def _check_ops(nodes, opsets: dict[str, int]) -> None:
-    default_opset = opsets.get("", 0)
-    missing = [n for n in nodes if ops.lookup(n.op_type, n.domain) is None
-               and not (not n.domain and n.op_type in control_flow.expanders())
-               and not functions.has_body(n, opsets.get(n.domain or "", default_opset))]
+    """Refuse the model at once, listing every operator mlcc cannot take, subgraphs (If, Loop, Scan) included."""
+    missing = list(_unsupported(nodes, opsets, ""))
     if missing:
-        listed = ", ".join(f"{n.op_type}{' (' + n.domain + ')' if n.domain else ''} in node {n.name!r}" for n in missing)
-        raise UnsupportedError(f"unsupported operator(s): {listed}")
+        raise UnsupportedError(f"unsupported operator(s): {', '.join(missing)}")
+
+
+def _unsupported(nodes, opsets: dict[str, int], scope: str):
+    default_opset = opsets.get("", 0)
+    for index, n in enumerate(nodes):
+        name = node_label(n, index, scope)
+        if (ops.lookup(n.op_type, n.domain) is None and not (not n.domain and n.op_type in control_flow.expanders())
+                and not functions.has_body(n, opsets.get(n.domain or "", default_opset))):
+            yield f"{n.op_type}{' (' + n.domain + ')' if n.domain else ''} in node {name!r}"
+        for attr in n.attribute:
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                yield from _unsupported(sub.node, opsets, f"{name}/{attr.name}/")
+
+
+def node_label(proto: onnx.NodeProto, index: int, scope: str = "") -> str:
+    """A node's name for messages: its own, or its op type and index in its graph when it has none."""
+    return proto.name or f"{scope}{proto.op_type}_{index}"
 
 
 def _frozen_value(value: Value, given) -> np.ndarray:

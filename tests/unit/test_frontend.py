@@ -123,3 +123,23 @@ def test_free_dim_value_is_set_by_shape(free, tmp_path, target):
     if free < 0:
         with pytest.raises(ShapeError, match=r"dim 0 is free \(-1\); give --shape x="):
             frontend.import_model(model)
+
+
+def test_every_unsupported_op_is_listed_at_once():
+    # unknown ops at the top (one unnamed) and in both branches of an If: all named in one error
+    branch = helper.make_graph([helper.make_node("NoSuchOpC", ["x"], ["t"], name="inner")], "then", [],
+                               [helper.make_tensor_value_info("t", F, [2])])
+    other = helper.make_graph([helper.make_node("NoSuchOpD", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", F, [2])])
+    nodes = [helper.make_node("NoSuchOpA", ["x"], ["a"]),
+             helper.make_node("Relu", ["a"], ["b"], name="relu"),
+             helper.make_node("NoSuchOpB", ["b"], ["c"], name="second", domain="com.example"),
+             helper.make_node("If", ["cond"], ["y"], then_branch=branch, else_branch=other)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2]),
+                                           helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", F, [2]), helper.make_tensor_value_info("c", F, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    with pytest.raises(UnsupportedError) as err:
+        frontend.import_model(model)
+    assert str(err.value) == ("unsupported operator(s): NoSuchOpA in node 'NoSuchOpA_0', NoSuchOpB (com.example) in "
+                              "node 'second', NoSuchOpD in node 'If_3/else_branch/NoSuchOpD_0', NoSuchOpC in node 'inner'")
