@@ -123,11 +123,31 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
             raise ModelLoadError(f"graph output {out.name!r} is never produced", where)
         if out.name in graph.output_names:
             raise ModelLoadError(f"graph output {out.name!r} is listed twice", where)
+        _check_declared_output(out, values[out.name])
         graph.outputs.append(values[out.name])
         graph.output_names.append(out.name)
     if not graph.outputs:
         raise ModelLoadError("the graph has no outputs", where)
     return graph
+
+
+def _check_declared_output(info: onnx.ValueInfoProto, value: Value) -> None:
+    """A graph output's declared type and fixed dims must be what the graph computes (the header promises them)."""
+    where = f"graph output {info.name!r}"
+    if info.type.WhichOneof("value") != "tensor_type":
+        return
+    tt = info.type.tensor_type
+    if tt.elem_type and tt.elem_type != dtypes.to_onnx(value.dtype):
+        declared = onnx.TensorProto.DataType.Name(tt.elem_type).lower()
+        raise ShapeError(f"is declared {declared} but the graph computes {value.dtype}", where)
+    if not tt.HasField("shape"):
+        return
+    dims = list(tt.shape.dim)
+    fixed = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims]
+    if len(dims) != len(value.shape) or any(f is not None and f != n for f, n in zip(fixed, value.shape)):
+        shown = [f if f is not None else (d.dim_param or "?") for f, d in zip(fixed, dims)]
+        raise ShapeError(f"is declared with shape [{', '.join(map(str, shown))}] but the graph computes "
+                         f"[{', '.join(map(str, value.shape))}]", where)
 
 
 def explain_needs_constant(exc: NeedsConstantError, graph: Graph) -> None:

@@ -143,3 +143,23 @@ def test_every_unsupported_op_is_listed_at_once():
         frontend.import_model(model)
     assert str(err.value) == ("unsupported operator(s): NoSuchOpA in node 'NoSuchOpA_0', NoSuchOpB (com.example) in "
                               "node 'second', NoSuchOpD in node 'If_3/else_branch/NoSuchOpD_0', NoSuchOpC in node 'inner'")
+
+
+@pytest.mark.parametrize("declared,message", [
+    ((TensorProto.INT32, [2, 3]), "graph output 'y': is declared int32 but the graph computes float32"),
+    ((F, [3, 2]), r"graph output 'y': is declared with shape \[3, 2\] but the graph computes \[2, 3\]"),
+    ((F, [2, 3, 1]), r"is declared with shape \[2, 3, 1\] but the graph computes \[2, 3\]"),
+])
+def test_declared_output_contradicting_the_graph_is_an_error(declared, message):
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", *declared)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ShapeError, match=message):
+        frontend.import_model(model)
+
+
+def test_declared_output_free_dims_take_the_computed_ones():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", F, ["batch", -1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert frontend.import_model(model).outputs[0].shape == (2, 3)
