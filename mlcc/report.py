@@ -24,7 +24,8 @@ def model_flops(graph) -> int:
 
 def step_info(node) -> dict:
     op = ops.lookup(node.op_type, node.domain)
-    return {"node": node.name, "op": node.op_type, "flops": int(op.flops(node)) if op is not None else 0}
+    info = {"node": node.name, "op": node.op_type, "flops": int(op.flops(node)) if op is not None else 0}
+    return {**info, **op.describe(node)} if op is not None else info
 
 
 def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, seconds: float) -> dict:

@@ -93,6 +93,10 @@ class Op:
         """Floating-point operations one run of the node does (a multiply-add counts 2)."""
         return 0
 
+    def describe(self, node: Node) -> dict:
+        """Facts about the node for its step in report.json (e.g. a tree model's bytes per node)."""
+        return {}
+
     def prefers_function(self, proto: onnx.NodeProto, opset: int) -> bool:
         """True for forms this op leaves to its ONNX function body (mlcc.functions), e.g. rare extra outputs."""
         return False
