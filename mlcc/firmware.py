@@ -54,5 +54,5 @@ def link_command(target, sources: list[str], archive: str, script: str, output: 
     boards = Path(script).parent.as_posix()
     return ["-target", target.triple, *([f"-mcpu={target.cpu}"] if target.cpu else []), *target.cflags,
             "-std=c99", "-O2", "-g0", "-ffunction-sections", "-fdata-sections", "-Wall", "-Wextra", "-Werror",
-            "-I.", f"-I{boards}", "-T", script, "-Wl,--gc-sections", *sources, archive,
+            "-I.", f"-I{boards}", "-T", script, "-Wl,--entry=Reset_Handler", "-Wl,--gc-sections", *sources, archive,
             *target.ldflags, "-o", output]

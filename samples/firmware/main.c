@@ -3,6 +3,10 @@
  * The model is samples/digits_cnn.onnx built with `mlcc build -t cortex-m4 --name digits` (see build.sh):
  * digits_run reads a 28x28 image and writes 10 class probabilities. Everything is static: the arena lives
  * in .bss, the weights in flash (.rodata of libdigits.a). No heap, no C library.
+ *
+ * Built with -DEMULATED_BOARD (build.sh does) it runs FRAMES frames on qemu-system-arm's mps2-an386, prints
+ * each frame's class through semihosting and returns; on a real board it loops forever and a debugger (or
+ * your UART driver in publish) reads predicted_digit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +46,26 @@ static int32_t arg_max(const float *values, int count)
     return best;
 }
 
+#ifdef EMULATED_BOARD
+#include "semihost.h"
+
+#define FRAMES 8u
+
+/* "frame F: digit D" on the emulator's console. */
+static void publish(uint32_t frame, int32_t status, int32_t digit)
+{
+    char line[] = "frame F: digit D\n";
+    line[6] = (char)('0' + frame % 10u);
+    line[15] = status == 0 ? (char)('0' + digit) : '?';
+    semihost_print(line);
+}
+#else
+static void publish(uint32_t frame, int32_t status, int32_t digit)
+{
+    (void)frame, (void)status, (void)digit;  /* a real board: send it over a UART */
+}
+#endif
+
 int main(void)
 {
     for (uint32_t frame = 0;; ++frame) {
@@ -49,5 +73,9 @@ int main(void)
         last_status = digits_run(image, probabilities, arena);
         if (last_status == 0) predicted_digit = arg_max(probabilities, CLASSES);
         inferences = frame + 1u;
+        publish(frame, last_status, predicted_digit);
+#ifdef EMULATED_BOARD
+        if (inferences == FRAMES) return last_status;
+#endif
     }
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from cffi import FFI
 from mlcc import paths, sizes
 from mlcc.errors import UnsupportedError
 from mlcc.pipeline import BuildOptions, build
+from mlcc.verify import reference_outputs
 from tests.golden import check_model, node_model, rand
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -257,15 +259,23 @@ def test_cortex_m_library_needs_only_the_compiler_runtime(target, tmp_path):
     assert report["code_bytes"]["static_library"] == size["code_bytes"]
 
 
-def test_firmware_sample_builds_for_cortex_m4(tmp_path):
+def test_firmware_sample_runs_on_the_board_and_prints_its_class(tmp_path):
     result = subprocess.run(["bash", str(ROOT / "samples" / "firmware" / "build.sh"), str(tmp_path)],
                             capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})
     assert result.returncode == 0, result.stderr
     elf = tmp_path / "firmware.elf"
     s = sizes.artifact_sizes(elf)
-    print(f"firmware.elf: {s}")
     assert s["code_bytes"] > 0 and s["rodata_bytes"] > 30000  # digits_cnn's weights are in flash
     assert s["bss_bytes"] >= 4096  # the static arena
+    # main.c's frames: a vertical stroke two pixels wide at column 10 + frame, rows 4 to 23
+    model = onnx.load(str(ROOT / "samples" / "digits_cnn.onnx"))
+    printed = re.findall(r"^frame (\d): digit (\d)$", result.stdout + result.stderr, re.M)
+    assert [int(f) for f, _ in printed] == list(range(8)), result.stdout + result.stderr
+    for frame, digit in printed:
+        image = np.zeros((1, 1, 28, 28), np.float32)
+        image[0, 0, 4:24, 10 + int(frame):12 + int(frame)] = 1.0
+        expected, _ = reference_outputs(model, {model.graph.input[0].name: image}, [model.graph.output[0].name])
+        assert int(digit) == int(np.argmax(expected[model.graph.output[0].name])), f"frame {frame}"
 
 
 # --- size report on every artifact kind ------------------------------------------------------------
