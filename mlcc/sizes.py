@@ -79,15 +79,32 @@ def elf_symbols(blob: bytes) -> tuple[set[str], set[str]]:
 
 def archive_sizes(blob: bytes) -> dict[str, int]:
     """Sums over the ELF members of an `ar` archive (the symbol table and name table are skipped)."""
-    sizes, pos = _empty(), 8
+    sizes = _empty()
+    for member in _members(blob):
+        for k, v in elf_sizes(member).items():
+            sizes[k] += v
+    return sizes
+
+
+def archive_symbols(blob: bytes) -> tuple[set[str], set[str]]:
+    """(defined, undefined) global symbols over the ELF members of an `ar` archive: what it needs from
+    elsewhere at link time."""
+    defined, undefined = set(), set()
+    for member in _members(blob):
+        d, u = elf_symbols(member)
+        defined |= d
+        undefined |= u
+    return defined, undefined - defined
+
+
+def _members(blob: bytes):
+    pos = 8
     while pos + 60 <= len(blob):
         size = int(blob[pos + 48:pos + 58].decode().strip())
         member = blob[pos + 60:pos + 60 + size]
         if member[:4] == b"\x7fELF":
-            for k, v in elf_sizes(member).items():
-                sizes[k] += v
+            yield member
         pos += 60 + size + (size & 1)
-    return sizes
 
 
 def _leb128(blob: bytes, pos: int) -> tuple[int, int]:

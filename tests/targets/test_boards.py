@@ -16,13 +16,13 @@ import onnx
 import pytest
 
 from benchmarks import models as benchmark_models
-from mlcc import firmware, runners
+from mlcc import firmware, runners, sizes
 from mlcc.errors import RunError
 from mlcc.pipeline import BuildOptions, build
 from mlcc.targets import resolve
 from tests.golden import check_model, rand
 from tests.models.test_samples import SAMPLE, synthetic_image
-from tests.targets.test_cross import (double_and_half_graph, float_network, integer_and_index_graph,
+from tests.targets.test_cross import (double_and_half_graph, float_network, graph_model, integer_and_index_graph,
                                       quantized_and_recurrent_graph)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,3 +107,22 @@ def test_missing_emulator_is_one_error(built_sample, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(RunError, match=r"qemu-system-arm not found: install it \(Debian: apt-get install qemu-system-arm\)"):
         runners.load(built_sample[0])
+
+
+def test_firmware_links_what_the_compiler_calls_on_its_own(tmp_path):
+    """An LSTM (its cell descriptor is zeroed by __aeabi_memclr4) and Pow (the runtime's powf works in
+    double: soft double on the M4's single-precision FPU), as in Silero VAD: the library needs compiler
+    runtime helpers, and the documented link line (NAME_firmware.elf's) provides them."""
+    n = onnx.helper.make_node
+    nodes = [n("LSTM", ["seq", "W", "R", "B"], ["Y", "Y_h"], hidden_size=5), n("Abs", ["Y_h"], ["a"]),
+             n("Pow", ["a", "e"], ["p"])]
+    inits = {"W": rand(1, 20, 4, seed=16) * 0.5, "R": rand(1, 20, 5, seed=17) * 0.5, "B": rand(1, 40, seed=18) * 0.1,
+             "e": np.array(1.7, np.float32)}
+    feeds = {"seq": rand(6, 2, 4, seed=20)}
+    model = graph_model(nodes, feeds, {"p": (onnx.TensorProto.FLOAT, [1, 2, 5]), "Y": (onnx.TensorProto.FLOAT, [6, 1, 2, 5])}, inits)
+    check_model(model, feeds, "cortex-m4", tmp_path, rtol=1e-5, atol=1e-6)
+    out = tmp_path / "out-cortex-m4"
+    _, needed = sizes.archive_symbols((out / "libmodel.a").read_bytes())
+    assert any(s.startswith("__aeabi_memclr") for s in needed) and "__aeabi_dmul" in needed, sorted(needed)
+    assert sizes.elf_symbols((out / "model_firmware.elf").read_bytes())[1] == set()
+    assert "-nostdlib" not in firmware.link_command(resolve("cortex-m4"), ["main.c"], "libmodel.a", "board.ld", "x.elf")
