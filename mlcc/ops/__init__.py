@@ -54,6 +54,10 @@ class Op:
     view_of_input: ClassVar[bool] = False  # each output is input 0's bytes, or a contiguous range of them
     gathers_inputs: ClassVar[bool] = False  # the output is its inputs laid end to end (Concat)
     row_pitch_output: ClassVar[bool] = False  # may write its output's rows at a longer pitch: see writes_row_pitch
+    # for passes/lower_quantized_islands: "quantize" / "dequantize" for QuantizeLinear / DequantizeLinear;
+    # the integer form a float op takes between them ("conv", "matmul", "gemm"), else None
+    quantization: ClassVar[str | None] = None
+    quantized_form: ClassVar[str | None] = None
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ def _offset(*terms: tuple[str, int]) -> str | None:
 @register
 class Conv(Op):
     op_type = "Conv"
+    quantized_form = "conv"
     attrs = dict(CONV_ATTRS)
     epilogue_input = 3
     row_pitch_output = True

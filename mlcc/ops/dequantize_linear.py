@@ -16,6 +16,7 @@ from .quantize_linear import emit_quant
 @register
 class DequantizeLinear(Op):
     op_type = "DequantizeLinear"
+    quantization = "dequantize"
     attrs = {"axis": 1, "block_size": 0, "output_dtype": 0}
 
     def reference(self, node: Node, inputs):

@@ -45,6 +45,7 @@ def _matrices(node: Node):
 @register
 class MatMul(Op):
     op_type = "MatMul"
+    quantized_form = "matmul"
     epilogue_input = 2
 
     def lower(self, node: Node, ctx) -> None:

@@ -19,6 +19,7 @@ FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp i
 @register
 class QuantizeLinear(Op):
     op_type = "QuantizeLinear"
+    quantization = "quantize"
     attrs = {"axis": 1, "saturate": 1, "block_size": 0, "output_dtype": 0, "precision": 0}
 
     def reference(self, node: Node, inputs):

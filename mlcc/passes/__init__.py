@@ -13,12 +13,12 @@ from ..ir import Graph
 
 PIPELINES: dict[int, list[str]] = {
     0: ["fold_constants", "eliminate_dead_code", "widen_float16"],
-    1: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+    1: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
         "fold_batch_norm", "fuse_matmul_add", "eliminate_dead_code", "widen_float16"],
-    2: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+    2: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
         "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
         "recognise_attention", "fuse_epilogues", "choose_layout", "choose_winograd", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
-    3: ["fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
+    3: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
         "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
         "recognise_attention", "fuse_epilogues", "choose_layout", "choose_winograd", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }

@@ -1,0 +1,76 @@
+"""What the integer ops made by passes/lower_quantized_islands share: the fixed-point requantization
+parameters, the weights laid out for runtime_c/kernels/qs8-gemm, and the kernel variant a target runs.
+
+Requantization is in fixed point (a 31-bit multiplier and a right shift, as gemmlowp and TFLite), not float:
+the same bits on every target, FPU or not (Cortex-M0), and within 2^-31 of the exact real product, which is
+well inside one rounding of the result; it rounds exact ties half up where the reference (float, then rint)
+rounds them to even - a tie needs the accumulator times the multiplier to land on .5 exactly, which
+real-valued scales practically never give.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import numpy as np
+
+from .. import paths
+from ..targets import Target
+
+FAMILY = "qs8-gemm"
+K_ALIGN = 16  # each weight row is padded with zeros to a multiple of this many bytes (one 128-bit vector)
+CONV_ROWS = 64  # output pixels whose patches the convolution copies out at a time
+
+
+def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(multiplier, shift) int32 arrays with real ~= multiplier * 2^-shift, multiplier in [2^30, 2^31), shift
+    in 1..62 (0 and 62 for a scale too small to move the result); None when a scale is too large."""
+    mult, shift = [], []
+    for r in np.asarray(real, np.float64).reshape(-1):
+        if not r > 0 or not math.isfinite(r):
+            return None
+        fraction, exponent = math.frexp(r)  # r = fraction * 2^exponent, fraction in [0.5, 1)
+        m, s = round(fraction * 2**31), 31 - exponent
+        if m == 2**31:
+            m, s = m // 2, s - 1
+        if s > 62:
+            m, s = 0, 62
+        if s < 1:
+            return None
+        mult.append(m)
+        shift.append(s)
+    return np.array(mult, np.int32), np.array(shift, np.int32)
+
+
+def padded_rows(w: np.ndarray) -> np.ndarray:
+    """int8 [n, k] weights as rows of ldw bytes (k rounded up to K_ALIGN, zero padded)."""
+    n, k = w.shape
+    ldw = -(-k // K_ALIGN) * K_ALIGN
+    out = np.zeros((n, ldw), np.int8)
+    out[:, :k] = w
+    return out
+
+
+def folded_bias(bias: np.ndarray, w: np.ndarray, x_zero: int, a_flip: int) -> np.ndarray:
+    """The kernel's int32 bias: bias + sum_p (a - x_zero) w = (bias + (flip - x_zero) * sum_p w) + sum_p a' w
+    where a' = a - flip is what the kernel multiplies (flip 128 for uint8 activations, else 0)."""
+    sums = w.astype(np.int64).sum(axis=1)
+    folded = bias.astype(np.int64) + (a_flip - x_zero) * sums
+    if np.abs(folded).max(initial=0) >= 2**31 - w.shape[1] * 128 * 128:
+        raise OverflowError("folded bias leaves no room in int32")
+    return folded.astype(np.int32)
+
+
+def variants() -> list[dict]:
+    with (paths.runtime_dir() / "kernels" / FAMILY / "manifest.toml").open("rb") as f:
+        return tomllib.load(f)["variant"]
+
+
+def gemm_for(target: Target) -> str:
+    """The C function of the first manifest variant whose features the target has."""
+    features = set(target.features)
+    for variant in variants():
+        if set(variant["features"]) <= features:
+            return f"mlcc_qs8_gemm__{variant['name']}"
+    raise AssertionError("the qs8-gemm manifest has no feature-free reference row")

@@ -1,0 +1,216 @@
+"""Quantized islands to integer ops: DequantizeLinear -> Conv / MatMul / Gemm [-> ReLU / Clip] ->
+QuantizeLinear (QDQ models, and the QOperator ops, which the frontend imports as such islands) becomes one
+integer op that reads the 8-bit tensor and writes the 8-bit one:
+
+- constant weights (int8, symmetric, per tensor or per output channel): QuantizedConv / QuantizedMatMul
+  (runtime_c/kernels/qs8-gemm): int32 accumulation; the zero points and the bias folded into one int32 bias
+  at build time; fixed-point requantization (ops/_qs8 says why); ReLU / Clip as the output's clamp bounds
+  (Q is monotonic, so Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly);
+- two activations (attention's products): QLinearMatMul.
+
+The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
+integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
+dequantizes around itself only. Runs first: it needs the weights' DequantizeLinear nodes before folding.
+Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from .. import ops
+from ..errors import MlccError
+from ..ir import Graph, Node, Value
+from ..ops._conv import CONV_ATTRS, conv_geometry
+from ..ops._qs8 import fixed_point, folded_bias, padded_rows
+from ..ops.quantized_mat_mul import DOMAIN
+from ._patterns import Matcher
+
+EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
+
+
+def _op(node: Node | None):
+    return ops.lookup(node.op_type, node.domain) if node is not None else None
+
+
+class _Quant:
+    """A per-tensor DequantizeLinear or QuantizeLinear node's constant scale and zero point."""
+
+    def __init__(self, node: Node, kind: str):
+        self.node = node
+        op = _op(node)
+        scale, zero = node.inputs[1], node.input(2)
+        self.ok = (op is not None and op.quantization == kind and scale.is_const and (zero is None or zero.is_const)
+                   and int(node.attrs.get("block_size", 0) or 0) == 0)
+        if self.ok:
+            self.scale = np.asarray(scale.data, np.float64).reshape(-1)
+            self.zero = (np.zeros_like(self.scale, np.int64) if zero is None
+                         else np.asarray(zero.data, np.int64).reshape(-1))
+            self.per_tensor = self.scale.size == 1
+            self.axis = int(node.attrs.get("axis", 1))
+
+
+def _dequantized(m: Matcher, value: Value | None) -> _Quant | None:
+    node = m.producers.get(id(value)) if value is not None else None
+    if node is None:
+        return None
+    q = _Quant(node, "dequantize")
+    return q if q.ok and node.inputs[0].dtype in EIGHT_BIT + (np.dtype(np.int32),) else None
+
+
+def _output_island(m: Matcher, value: Value) -> tuple[list[Node], tuple[str, float, float] | None, _Quant] | None:
+    """The nodes after the op up to the QuantizeLinear (an optional fusable activation, then Q)."""
+    nodes, activation = [], None
+    reader = m.sole_reader(value)
+    act = _op(reader).fused_activation(reader) if reader is not None and _op(reader) is not None else None
+    if act is not None and act[0] in ("relu", "clip") and reader.inputs[0] is value:
+        nodes.append(reader)
+        activation, value = act, reader.outputs[0]
+        reader = m.sole_reader(value)
+    if reader is None:
+        return None
+    q = _Quant(reader, "quantize")
+    if not q.ok or not q.per_tensor or reader.inputs[0] is not value or reader.outputs[0].dtype not in EIGHT_BIT:
+        return None
+    return [*nodes, reader], activation, q
+
+
+def _clamp(q: _Quant, dtype: np.dtype, activation) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+
+    def quantized(v: float) -> int:
+        return int(np.clip(np.rint(np.float32(v) / np.float32(q.scale[0])) + q.zero[0], info.min, info.max))
+
+    if activation is not None:
+        kind, a, b = activation
+        lo = max(lo, quantized(0.0 if kind == "relu" else a))
+        if kind == "clip":
+            hi = min(hi, quantized(b))
+    return lo, hi
+
+
+def _weights(form: str, node: Node, w: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The weights as [n, k] rows and the DequantizeLinear axis a per-channel scale must have."""
+    if form == "conv":
+        return w.reshape(w.shape[0], -1), 0
+    if w.ndim != 2:
+        return None
+    if form == "gemm" and int(node.attrs.get("transB", 0)):
+        return w, 0
+    return w.T, 1
+
+
+def _integer_op(m: Matcher, node: Node, form: str) -> tuple[Node, list[Node]] | str:
+    """The integer node for an island around `node` and the nodes it replaces, or why it stays float."""
+    x = _dequantized(m, node.inputs[0])
+    w = _dequantized(m, node.inputs[1])
+    if x is None or w is None:
+        return "not between DequantizeLinear nodes"
+    x_q = x.node.inputs[0]
+    if x_q.dtype not in EIGHT_BIT or not x.per_tensor:
+        return "activations not 8-bit per tensor"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None:
+        return "output not quantized per tensor (alone)"
+    after, activation, y = tail
+    y_value = after[-1].outputs[0]
+    if not w.node.inputs[0].is_const:
+        if form != "matmul" or activation is not None or not w.per_tensor or w.node.inputs[0].dtype not in EIGHT_BIT:
+            return "activation operands with an activation or per-channel scale"
+        return _qlinear_matmul(node, x, w, after[-1]), after
+    weights = np.asarray(w.node.inputs[0].data)
+    if weights.dtype != np.int8 or np.any(w.zero != 0):
+        return "weights not symmetric int8"
+    if form == "gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
+                           or float(node.attrs.get("beta", 1.0)) != 1.0 or len(x_q.shape) != 2):
+        return "Gemm with transA, alpha or beta"
+    shaped = _weights(form, node, weights)
+    if shaped is None:
+        return "batched weights"
+    rows, axis = shaped
+    n = rows.shape[0]
+    if not w.per_tensor and (w.scale.size != n or axis != w.axis % weights.ndim):
+        return "weight scales not per output channel"
+    w_scale = np.broadcast_to(w.scale, (n,))
+    acc_scale = x.scale[0] * w_scale
+    bias = np.zeros(n, np.int64)
+    if form in ("conv", "gemm") and node.input(2) is not None:
+        b = _dequantized(m, node.input(2))
+        if b is not None and b.node.inputs[0].is_const and b.node.inputs[0].dtype == np.int32 and np.all(b.zero == 0):
+            b_scale = np.broadcast_to(b.scale, (n,))
+            values = np.asarray(b.node.inputs[0].data, np.float64).reshape(-1)
+            if values.size != n:
+                return "bias not one per output channel"
+            # onnxruntime's quantizer gives the bias the scale x_scale * w_scale; another is rescaled
+            same = np.allclose(b_scale, acc_scale, rtol=1e-6, atol=0)
+            bias = values.astype(np.int64) if same else np.rint(values * b_scale / acc_scale).astype(np.int64)
+        elif node.input(2).is_const and node.input(2).size == n:
+            bias = np.rint(np.asarray(node.input(2).data, np.float64).reshape(-1) / acc_scale).astype(np.int64)
+        else:
+            return "bias neither constant nor a dequantized int32 constant"
+    requant = fixed_point(acc_scale / y.scale[0])
+    if requant is None:
+        return "output scale below the product's"
+    a_flip = 128 if x_q.dtype == np.uint8 else 0
+    try:
+        folded = folded_bias(bias, rows, int(x.zero[0]), a_flip)
+    except OverflowError:
+        return "bias out of int32 range"
+    lo, hi = _clamp(y, y_value.dtype, activation)
+    attrs = {"a_flip": a_flip, "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
+    if form == "conv":
+        try:
+            geo = conv_geometry(node)
+        except MlccError:
+            return "convolution geometry"
+        if len(geo.kernel) > 2 or node.inputs[0].shape[0] < 1:
+            return "3-D convolution"
+        pad = lambda v: [1] * (2 - len(v)) + [int(i) for i in v]  # 1-D as height 1
+        attrs.update(kernel=pad(geo.kernel), stride=pad(geo.stride), dilation=pad(geo.dilation),
+                     pad_begin=[0] * (2 - len(geo.pad)) + [int(i) for i in geo.pad],
+                     group=int(node.attrs.get("group", 1)), x_zero=int(x.zero[0]))
+        op_type = "QuantizedConv"
+    else:
+        attrs["k"] = rows.shape[1]
+        op_type = "QuantizedMatMul"
+    base = node.name
+    constants = [Value(m.fresh(f"{base}_qweights"), np.dtype(np.int8), (n, -(-rows.shape[1] // 16) * 16)),
+                 Value(m.fresh(f"{base}_qbias"), np.dtype(np.int32), (n,)),
+                 Value(m.fresh(f"{base}_qmultiplier"), np.dtype(np.int32), (n,)),
+                 Value(m.fresh(f"{base}_qshift"), np.dtype(np.int32), (n,))]
+    for value, data in zip(constants, (padded_rows(rows), folded, *requant)):
+        value.data = np.ascontiguousarray(data)
+        value.shape = tuple(data.shape)
+        m.names.add(value.name)
+    return Node(op_type, base, [x_q, *constants], [y_value], attrs, DOMAIN, 1), after
+
+
+def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
+    inputs = [a.node.inputs[0], a.node.inputs[1], a.node.input(2), b.node.inputs[0], b.node.inputs[1],
+              b.node.input(2), q.inputs[1], q.input(2)]
+    return Node("QLinearMatMul", node.name, inputs, [q.outputs[0]], {}, "", 21)
+
+
+def run(graph: Graph) -> dict:
+    m = Matcher(graph)
+    made: Counter = Counter()
+    kept: Counter = Counter()
+    for node in list(graph.nodes):
+        op = _op(node)
+        if op is None or op.quantized_form is None or node not in graph.nodes:
+            continue
+        found = _integer_op(m, node, op.quantized_form)
+        if isinstance(found, str):
+            if _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
+                kept[f"{node.op_type}: {found}"] += 1
+            continue
+        replacement, replaced = found
+        gone = {id(n) for n in replaced}
+        graph.nodes = [replacement if n is node else n for n in graph.nodes if id(n) not in gone]
+        made[replacement.op_type] += 1
+        m.refresh()
+    return {"integer_ops": sum(made.values()), "by_op": dict(sorted(made.items())),
+            "left_in_float": dict(sorted(kept.items()))}

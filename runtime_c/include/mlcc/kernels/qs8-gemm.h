@@ -1,0 +1,69 @@
+/* qs8-gemm: 8-bit quantized matrix products with int32 accumulation and fixed-point requantization.
+ *
+ * c[i][j] = requantize(bias[j] + sum_p a'[i][p] * w[j][p], j) for i < m, j < n, where
+ *   a'  = (int8_t)(a[i*lda + p] ^ a_flip): a_flip 0x80 reads uint8 activations as a - 128 (the bias
+ *         holds the + 128 * sum_p w[j][p] that takes back), 0 reads int8 ones as they are;
+ *   w   = int8 weights, one row of k per output column j, rows ldw apart (ldw >= k; padding is zero);
+ *   requantize(acc, j) = clamp(y_zero + ((acc * multiplier[j] + 2^(shift[j]-1)) >> shift[j]), y_min, y_max)
+ *         in 64-bit, rounding half up: the real multiplier scale_a * scale_w[j] / scale_y as a 31-bit
+ *         fraction and a shift (as gemmlowp and TFLite), so every target computes the same bits with no
+ *         floating point; zero points, the bias and a fused ReLU/Clip (y_min, y_max) are folded at build time.
+ * Outputs are bytes: (uint8_t)v of the clamped v, uint8 or int8 alike, at c[i*c_rs + j*c_cs] (c_cs > 1
+ * writes a transposed, e.g. NCHW, result). A product of sign-extended 16-bit halves cannot saturate, so
+ * every variant is exact; they differ only in speed. The scalar __reference is the oracle of tests/kernels.
+ */
+#ifndef MLCC_KERNELS_QS8_GEMM_H
+#define MLCC_KERNELS_QS8_GEMM_H
+
+#include "mlcc/runtime.h"
+
+struct mlcc_qs8_requant {
+    const int32_t *bias;        /* n: the folded bias in accumulator units */
+    const int32_t *multiplier;  /* n: in [2^30, 2^31), or 0 for a scale below 2^-31 */
+    const int32_t *shift;       /* n: right shift, 1..62 */
+    int32_t y_zero;
+    int32_t y_min;
+    int32_t y_max;
+};
+
+typedef void (*mlcc_qs8_gemm_fn)(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                 const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                                 const struct mlcc_qs8_requant *rq);
+
+void mlcc_qs8_gemm__reference(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                              const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                              const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                         const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                         const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                               const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                               const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                             const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                             const struct mlcc_qs8_requant *rq);
+
+/* One output value from its int32 accumulator (the requantization every variant shares). */
+static inline uint8_t mlcc_qs8_requantize(int32_t acc, int32_t multiplier, int32_t shift, const struct mlcc_qs8_requant *rq) {
+    /* >> of a negative int64 is an arithmetic shift on every compiler mlcc targets (two's complement) */
+    const int64_t scaled = ((int64_t)acc * multiplier + ((int64_t)1 << (shift - 1))) >> shift;
+    const int64_t v = scaled + rq->y_zero;
+    return (uint8_t)(int32_t)(v < rq->y_min ? rq->y_min : v > rq->y_max ? rq->y_max : v);
+}
+
+/* The geometry of a 2-D convolution of one NCHW image (1-D as height 1), for the im2col driver. */
+struct mlcc_qs8_conv_geometry {
+    size_t channels, in_h, in_w, out_h, out_w, kernel_h, kernel_w;
+    size_t stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+    size_t groups, group_out;  /* output channels per group */
+};
+
+/* A convolution of one NCHW image x (bytes, uint8 or int8 as a_flip says) to NCHW y through `gemm`:
+ * output pixels in blocks of `rows`, each block's patches copied to `patches` (rows x ldw bytes; taps in
+ * the padding hold x_zero, so the folded bias's zero-point term stays exact), then multiplied by the
+ * group's weights (group_out rows of ldw, the taps of each input channel in (c, kh, kw) order). */
+void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                        uint8_t *patches, size_t rows, mlcc_qs8_gemm_fn gemm);
+
+#endif /* MLCC_KERNELS_QS8_GEMM_H */

@@ -1,0 +1,49 @@
+/* qs8-gemm convolution driver: im2col by blocks of output pixels, then the GEMM (see qs8-gemm.h). */
+#include <string.h>
+
+#include "mlcc/kernels/qs8-gemm.h"
+
+/* The patches of output pixels [first, first + count) of one group: row r holds pixel first + r's taps in
+ * (c, kh, kw) order; taps outside the image hold the zero point. */
+static void patches_of(const struct mlcc_qs8_conv_geometry *g, const uint8_t *xg, size_t group_in, uint8_t x_zero,
+                       size_t first, size_t count, uint8_t *patches, size_t ldw) {
+    const size_t taps = g->kernel_h * g->kernel_w;
+    for (size_t r = 0; r < count; ++r) {
+        const size_t oh = (first + r) / g->out_w, ow = (first + r) % g->out_w;
+        uint8_t *row = patches + r * ldw;
+        for (size_t c = 0; c < group_in; ++c) {
+            const uint8_t *xc = xg + c * g->in_h * g->in_w;
+            for (size_t kh = 0; kh < g->kernel_h; ++kh) {
+                /* left of the padding wraps around to a huge size_t: one test covers both sides */
+                const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
+                uint8_t *dst = row + (c * g->kernel_h + kh) * g->kernel_w;
+                if (ih >= g->in_h) {
+                    memset(dst, x_zero, g->kernel_w);
+                    continue;
+                }
+                for (size_t kw = 0; kw < g->kernel_w; ++kw) {
+                    const size_t iw = ow * g->stride_w + kw * g->dilation_w - g->pad_left;
+                    dst[kw] = iw < g->in_w ? xc[ih * g->in_w + iw] : x_zero;
+                }
+            }
+        }
+        memset(row + group_in * taps, 0, ldw - group_in * taps);  /* the weights' zero padding meets zeros */
+    }
+}
+
+void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                        uint8_t *patches, size_t rows, mlcc_qs8_gemm_fn gemm) {
+    const size_t pixels = g->out_h * g->out_w, in_size = g->in_h * g->in_w;
+    const size_t group_in = g->channels / g->groups, k = group_in * g->kernel_h * g->kernel_w;
+    for (size_t group = 0; group < g->groups; ++group) {
+        const size_t oc = group * g->group_out;
+        const struct mlcc_qs8_requant grq = {rq->bias + oc, rq->multiplier + oc, rq->shift + oc,
+                                             rq->y_zero, rq->y_min, rq->y_max};
+        for (size_t first = 0; first < pixels; first += rows) {
+            const size_t count = MLCC_MIN(rows, pixels - first);
+            patches_of(g, x + group * group_in * in_size, group_in, x_zero, first, count, patches, ldw);
+            gemm(count, g->group_out, k, patches, ldw, a_flip, w + oc * ldw, ldw, y + oc * pixels + first, 1, pixels, &grq);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+"""lower_quantized_islands: DQ -> Conv/MatMul/Gemm [-> ReLU/Clip] -> Q islands become integer ops with
+folded bias, fixed-point requantization and the activation as clamp bounds; others stay in float. The
+numbers of whole quantized models are tested in tests/quantized."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from mlcc.ops._qs8 import fixed_point
+from tests.golden import check_model, rand
+from tests.passes.util import imported, make, run_pass, text
+
+
+def qdq_conv(activation=None, weight_dtype=np.int8, weight_zero=0):
+    """x -> Q -> DQ -> Conv(DQ(int8 w), DQ(int32 bias)) [-> activation] -> Q -> DQ -> y."""
+    rng = np.random.default_rng(0)
+    w = rng.integers(-100, 100, (4, 3, 3, 3)).astype(weight_dtype)
+    w_scale = np.linspace(0.01, 0.02, 4).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for n, a in {
+        "xs": np.float32(0.05), "xz": np.uint8(120), "w": w, "ws": w_scale, "wz": np.full(4, weight_zero, weight_dtype),
+        "b": np.arange(4, dtype=np.int32) * 30 - 40, "bs": (w_scale * np.float32(0.05)).astype(np.float32),
+        "ys": np.float32(0.1), "yz": np.uint8(100), "lo": np.float32(-1.0), "hi": np.float32(2.0)}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs"], ["bf"], axis=0),
+             helper.make_node("Conv", ["xf", "wf", "bf"], ["c"], pads=[1, 1, 1, 1], name="conv")]
+    last = "c"
+    if activation == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"]))
+        last = "a"
+    elif activation == "clip":
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["a"]))
+        last = "a"
+    nodes += [helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    return make(nodes, [io("x", [1, 3, 6, 6])], [io("y", [1, 4, 6, 6])], inits)
+
+
+def conv_node(graph):
+    return next(n for n in graph.nodes if n.op_type == "QuantizedConv")
+
+
+@pytest.mark.parametrize("activation,y_min,y_max", [(None, 0, 255), ("relu", 100, 255), ("clip", 90, 120)])
+def test_conv_island_becomes_quantized_conv(activation, y_min, y_max):
+    graph = imported(qdq_conv(activation))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {"QuantizedConv": 1}
+    assert "Conv(" not in text(graph).replace("QuantizedConv(", "") and "Relu" not in text(graph)
+    node = conv_node(graph)
+    # activation as clamp bounds on the quantized output: Q(0) = 100, Q(-1) = 90, Q(2) = 120
+    assert (node.attrs["y_zero"], node.attrs["y_min"], node.attrs["y_max"]) == (100, y_min, y_max)
+    assert node.inputs[0].dtype == np.uint8 and node.attrs["a_flip"] == 128
+    w = node.inputs[1].data[:, :27].astype(np.int64)
+    # bias + (128 - x_zero) * sum(w): the kernel reads uint8 x as x - 128
+    np.testing.assert_array_equal(node.inputs[2].data, np.arange(4) * 30 - 40 + (128 - 120) * w.sum(axis=1))
+    mult, shift = node.inputs[3].data, node.inputs[4].data
+    real = np.float64(np.float32(0.05)) * np.linspace(0.01, 0.02, 4).astype(np.float32).astype(np.float64) / np.float64(np.float32(0.1))
+    np.testing.assert_allclose(mult * 2.0 ** -shift.astype(np.float64), real, rtol=2 ** -30)
+
+
+def test_weights_with_a_zero_point_stay_in_float():
+    graph = imported(qdq_conv(weight_dtype=np.uint8, weight_zero=128))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["integer_ops"] == 0 and report["left_in_float"] == {"Conv: weights not symmetric int8": 1}
+
+
+@pytest.mark.parametrize("activation", [None, "clip"])
+def test_numbers_unchanged(activation, target, tmp_path):
+    model = qdq_conv(activation)
+    x = rand(1, 3, 6, 6, seed=3)
+    check_model(model, {"x": x}, target, tmp_path, rtol=0, atol=0.1 + 1e-6)  # one step of y
+
+
+def test_fixed_point():
+    mult, shift = fixed_point(np.array([0.5, 0.75, 1e-3, 3.0, 1e-20]))
+    assert list(mult[:4]) == [2**30, 3 * 2**29, round(1e-3 * 2.0 ** 40), 3 * 2**29]
+    assert list(shift[:4]) == [31, 31, 40, 29] and (mult[4], shift[4]) == (0, 62)
+    assert fixed_point(np.array([2.0 ** 31])) is None
