@@ -23,8 +23,10 @@ from ._copy import emit_memcpy, fill_literal
 
 f32 = np.float32
 
+# tf_half_pixel_for_nn is Resize-11's spelling (tf2onnx writes it; onnxruntime takes it at every opset);
+# tf_half_pixel_for_nearest, an older name mlcc accepted, means the same
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                    "tf_half_pixel_for_nearest", "tf_crop_and_resize")
+                    "tf_half_pixel_for_nn", "tf_half_pixel_for_nearest", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")  # simple: before opset 11
 MODES = ("nearest", "linear", "cubic")
 EXPRESSION_TERMS = 16  # up to this many taps per output, the weighted sum is one unrolled expression
@@ -83,7 +85,7 @@ def source_coordinates(out_len: int, in_len: int, scale: float, mode: str, roi: 
         if length == 1:
             return np.full(out_len, (end - start) * (n - t(1)) / t(2) + start * (n - t(1)), dtype)
         return o * (end - start) * (n - t(1)) / (length - t(1)) + start * (n - t(1))
-    return (o + half) / s  # tf_half_pixel_for_nearest
+    return (o + half) / s  # tf_half_pixel_for_nn
 
 
 def _nearest_taps(x: np.ndarray, in_len: int, scale: float, nearest_mode: str) -> np.ndarray:
@@ -154,6 +156,9 @@ def _weighted_taps(x: np.ndarray, in_len: int, scale: float, how: Interpolation)
 
 
 def axis_taps(how: Interpolation, in_len: int, out_len: int, scale: float, roi: tuple[float, float]) -> Taps:
+    if f32(scale) == 1 and out_len == in_len and how.coordinate_mode != "tf_crop_and_resize":
+        # copied, as onnxruntime does: of these modes only tf_half_pixel_for_nn would shift it by half a pixel
+        return Taps(np.arange(in_len)[:, None], None)
     dtype = f32 if how.mode == "nearest" else np.float64
     x = source_coordinates(out_len, in_len, scale, how.coordinate_mode, roi, dtype)
     if how.mode == "nearest":

@@ -25,7 +25,10 @@ def resize_model(x, attrs, opset=13, scales=None, sizes=None, axes=None):
         inits["scales"] = EMPTY if scales is None else np.array(scales, np.float32)
         if sizes is not None:
             inits["sizes"] = np.array(sizes, np.int64)
-    return node_model("Resize", {"x": x}, ["y"], attrs, opset=opset, initializers=inits)
+    model = node_model("Resize", {"x": x}, ["y"], attrs, opset=opset, initializers=inits)
+    if opset == 10:  # onnx infers Resize-10's output dims in double (10 * 0.7f -> 6); onnxruntime and mlcc in float (7)
+        model.graph.output[0].type.tensor_type.ClearField("shape")
+    return model
 
 
 
@@ -40,27 +43,46 @@ def test_resize_nearest(coord, nearest_mode, scales, target, tmp_path):
     check_model(resize_model(x, attrs, scales=scales), {"x": x}, target, tmp_path, rtol=0, atol=0)
 
 
-def tf_half_pixel_nearest(x, scales, nearest_mode):
-    """Resize-11 nearest with tf_half_pixel_for_nearest, which neither onnxruntime nor onnx.reference has."""
-    out = x
-    for axis, scale in enumerate(scales):
-        n_in = x.shape[axis]
-        n_out = int(np.float32(scale) * np.float32(n_in))
-        pos = (np.arange(n_out, dtype=np.float32) + np.float32(0.5)) / np.float32(scale)
-        pick = {"floor": np.floor(pos), "ceil": np.ceil(pos)}.get(nearest_mode, np.floor(pos + 0.5))
-        if nearest_mode == "round_prefer_floor":
-            pick = np.where(pos - np.floor(pos) == 0.5, np.floor(pos), pick)
-        out = np.take(out, np.clip(pick, 0, n_in - 1).astype(np.int64), axis=axis)
-    return out
+# Every coordinate transformation and nearest mode each Resize version defines, one node per combination in one
+# model per version. Scales x3 and x0.5 put source coordinates exactly half way between pixels, where rounding modes
+# differ (not a float32 ulp off it: there onnxruntime's rounding departs from the formulas).
+_NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+_COORDS = {11: ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                "tf_crop_and_resize"]}
+_COORDS[13] = _COORDS[18] = _COORDS[11]  # tf_half_pixel_for_nn left the spec at 13; tf2onnx models still carry it
+_COORDS[19] = _COORDS[11] + ["half_pixel_symmetric"]
 
 
-@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
-def test_resize_nearest_tf_half_pixel(nearest_mode, target, tmp_path):
+def _every_mode_model(x, opset):
+    names = {}
+    inits = {"scales": np.array([1, 1, 3, 0.5], np.float32)}
+    if opset == 10:
+        nodes = [onnx.helper.make_node("Resize", ["x", "scales"], [f"y_{mode}"], mode=mode) for mode in ("nearest", "linear")]
+    else:
+        inits.update(roi_none=EMPTY, roi=np.array([0, 0, 0.2, 0.1, 1, 1, 0.9, 0.8], np.float32))
+        nodes = []
+        for coord in _COORDS[opset]:
+            roi = "roi" if coord == "tf_crop_and_resize" else "roi_none"
+            forms = [("nearest", n) for n in _NEAREST] + [("linear", None), ("cubic", None)]
+            for mode, nearest in forms:
+                attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+                if nearest:
+                    attrs["nearest_mode"] = nearest
+                out = f"y_{coord}_{mode}{'_' + nearest if nearest else ''}"
+                nodes.append(onnx.helper.make_node("Resize", ["x", roi, "scales"], [out], **attrs))
+    graph = onnx.helper.make_graph(
+        nodes, "every_mode", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+        [onnx.helper.make_tensor_value_info(n.output[0], onnx.TensorProto.UNDEFINED, None) for n in nodes],
+        [onnx.numpy_helper.from_array(a, n) for n, a in inits.items()])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return onnx.shape_inference.infer_shapes(model)
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13, 18, 19])
+def test_resize_every_mode_of_every_version(opset, target, tmp_path):
     x = rand(1, 2, 6, 10, seed=1)
-    scales = [1, 1, 3, 0.6]
-    attrs = {"mode": "nearest", "coordinate_transformation_mode": "tf_half_pixel_for_nearest", "nearest_mode": nearest_mode}
-    check_model(resize_model(x, attrs, opset=11, scales=scales), {"x": x}, target, tmp_path, rtol=0, atol=0,
-                expected={"y": tf_half_pixel_nearest(x, scales, nearest_mode)})
+    check_model(_every_mode_model(x, opset), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
