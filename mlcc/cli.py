@@ -113,6 +113,11 @@ shape_options = [
 ]
 
 
+optimize_for_option = click.option(
+    "--optimize-for", "optimize_for", type=click.Choice(["size", "speed"]), default=None,
+    help="size: small workspaces and the model's own weights; speed: both may grow [the target's policy].")
+
+
 def with_shapes(f):
     for option in reversed(shape_options):
         f = option(f)
@@ -175,7 +180,11 @@ def main(verbose: bool):
 @click.option("--print-after", "print_after", multiple=True, metavar="PASS", help="Print the IR after a pass (repeatable).")
 @click.option("--freeze", "frozen", multiple=True, metavar="INPUT=V0,V1,...",
               help="Make an input a constant with these values (e.g. a Reshape's shape fed as an input).")
-def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen):
+@optimize_for_option
+@click.option("--arena-limit", "arena_limit", type=click.IntRange(min=0), metavar="BYTES",
+              help="Refuse a build whose memory plan needs a larger arena.")
+def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen,
+          optimize_for, arena_limit):
     """Compile MODEL to C and the target's artifacts."""
     from . import passes
     from .ir import format_graph
@@ -192,14 +201,15 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
     options = BuildOptions(target=target, out_dir=Path(out_dir) if out_dir else None, name=name,
                            shapes=_parse_shapes(shapes), dims=_parse_dims(dims), frozen=_parse_frozen(frozen),
                            opt_level=opt_level, disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
-                           after_pass=after_pass)
+                           after_pass=after_pass, optimize_for=optimize_for, arena_limit=arena_limit)
     folder, report = run_build(model, options)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
     click.echo(f"built {folder}/ for {report['target']}: {artifacts}")
     sizes = report["size"]["artifacts"]
     code = "; ".join(f"{s['code_bytes']} B in {report['artifacts'][k]}" for k, s in sizes.items()) or "not compiled"
     click.echo(f"  size: code {code}; read-only weights {report['weights_bytes']} B; arena {report['arena_bytes']} B "
-               f"(intermediates {report['intermediates_bytes']} B)")
+               f"(intermediates {report['intermediates_bytes']} B; the unfused graph's greedy plan "
+               f"{report['arena_greedy_unfused_bytes']} B); optimized for {report['optimized_for']['memory']}")
 
 
 @main.command()
@@ -230,7 +240,8 @@ def run(folder, inputs_path, outputs_path, seed):
 @click.option("--atol", default=1e-4, show_default=True)
 @opt_level_options
 @click.option("--seed", default=0, show_default=True)
-def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed):
+@optimize_for_option
+def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed, optimize_for):
     """Build MODEL, run it, and compare with onnxruntime (exit 1 on mismatch)."""
     import tempfile
 
@@ -240,7 +251,8 @@ def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed
 
     with tempfile.TemporaryDirectory(prefix="mlcc-verify-") as tmp:
         options = BuildOptions(target=target, out_dir=Path(tmp) / "out", shapes=_parse_shapes(shapes),
-                               dims=_parse_dims(dims), opt_level=opt_level, progress=_progress())
+                               dims=_parse_dims(dims), opt_level=opt_level, progress=_progress(),
+                               optimize_for=optimize_for)
         folder, report = run_build(model, options)
         loaded = runners.load(folder)
         feeds = _feeds(inputs_path, loaded.inputs, seed)
@@ -262,12 +274,13 @@ def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed
 @opt_level_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the memory timeline (steps x offsets) into this SVG file.")
-def inspect(model, target, shapes, dims, opt_level, as_json, plot):
+@optimize_for_option
+def inspect(model, target, shapes, dims, opt_level, as_json, plot, optimize_for):
     """Show ops, shapes, parameters, FLOPs and the memory plan, without compiling."""
     from .inspect import describe, format_text
 
     info = describe(Path(model), target, _parse_shapes(shapes), _parse_dims(dims), opt_level,
-                    plot=Path(plot) if plot else None)
+                    plot=Path(plot) if plot else None, optimize_for=optimize_for)
     click.echo(json.dumps(info, indent=2) if as_json else format_text(info))
 
 
@@ -280,7 +293,8 @@ def inspect(model, target, shapes, dims, opt_level, as_json, plot):
 @click.option("--profile", "with_profile", is_flag=True, help="Also time each step of an instrumented build.")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1), help="Profile rows shown.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
-def bench(path, target, warmup, repeat, as_json, with_profile, top, seed):
+@optimize_for_option
+def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, optimize_for):
     """Time what `mlcc build` made in PATH (or build the model PATH first): latency, memory, profile."""
     import tempfile
 
@@ -291,7 +305,8 @@ def bench(path, target, warmup, repeat, as_json, with_profile, top, seed):
         if folder.is_file():
             from .pipeline import BuildOptions, build as run_build
 
-            folder, _ = run_build(path, BuildOptions(target=target, out_dir=Path(tmp) / "out", progress=_progress()))
+            folder, _ = run_build(path, BuildOptions(target=target, out_dir=Path(tmp) / "out", progress=_progress(),
+                                                     optimize_for=optimize_for))
         elif not folder.is_dir():
             raise UsageError(f"{path}: no such build folder or model file")
         result = run_bench(folder, warmup, repeat, seed)

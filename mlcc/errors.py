@@ -41,6 +41,10 @@ class NeedsConstantError(ShapeError):
         self.graph_inputs: list[str] = []  # the graph inputs it is computed from (set by the frontend)
 
 
+class MemoryLimitError(MlccError):
+    """The memory plan does not fit the limit the user set (`--arena-limit`)."""
+
+
 class UsageError(MlccError):
     """A bad command-line value (unknown input name, malformed --shape, unknown target)."""
 

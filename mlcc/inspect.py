@@ -12,7 +12,8 @@ from .pipeline import BuildOptions, compile_model
 from .report import model_flops, op_counts, tensor_info
 
 
-def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path | None = None) -> dict:
+def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path | None = None,
+             optimize_for: str | None = None) -> dict:
     """What `mlcc inspect` shows; with `plot`, also write the memory timeline there as SVG."""
     from .frontend import load_model
     from .plan.plot import svg
@@ -22,7 +23,8 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path 
     if unsupported:
         return {"model": str(model), "unsupported": unsupported,
                 "ops": dict(sorted(_count(n.op_type for n in proto.graph.node).items()))}
-    compiled = compile_model(model, BuildOptions(target=target, shapes=shapes, dims=dims, opt_level=opt_level, compile=False))
+    compiled = compile_model(model, BuildOptions(target=target, shapes=shapes, dims=dims, opt_level=opt_level,
+                                                 compile=False, optimize_for=optimize_for))
     graph, plan = compiled.graph, compiled.plan
     alias = plan.alias_of()
     nodes = []
@@ -55,6 +57,8 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path 
         "memory": {
             "intermediates_bytes": plan.intermediates_bytes, "arena_bytes": plan.arena_bytes,
             "arena_lower_bound_bytes": plan.lower_bound_bytes,
+            "arena_greedy_unfused_bytes": compiled.greedy.arena_bytes,
+            "optimized_for": compiled.target.memory_policy,
             "peak": {"step": plan.peak_step, "node": peak_node.name if peak_node else None,
                      "tensors": [{"name": n, "bytes": b} for n, b in zip(plan.peak_values, plan.peak_bytes)]},
             "sharing": plan.sharing(),
@@ -94,6 +98,9 @@ def format_text(info: dict) -> str:
     lines.append("")
     lines.append(f"memory: intermediates {m['intermediates_bytes']:,} B (the sum of all), arena {m['arena_bytes']:,} B, "
                  f"lower bound {m['arena_lower_bound_bytes']:,} B (arena / bound {ratio:.3f})")
+    lines.append(f"unfused greedy plan (TFLite Micro's, the graph as imported): {m['arena_greedy_unfused_bytes']:,} B; "
+                 f"the arena is {m['arena_bytes'] / max(m['arena_greedy_unfused_bytes'], 1):.3f} of it "
+                 f"(optimized for {m['optimized_for']})")
     sharing = m["sharing"]
     lines.append(f"sharing: {sharing['views']} views, {sharing['in_place']} in place, "
                  f"{sharing['written_into_concat'] + sharing['placed_in_concat'] + sharing.get('written_into_concat_channels', 0)} "

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, runner_source, targets, toolchain
-from .errors import NeedsConstantError, ShapeError, UsageError
+from .errors import MemoryLimitError, NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 
 
@@ -30,6 +30,8 @@ class BuildOptions:
     disabled_passes: tuple[str, ...] = ()
     verify_each: bool = False
     compile: bool = True  # False stops after planning (inspect)
+    optimize_for: str | None = None  # "size" or "speed" (targets.optimized_for); None: the target's policies
+    arena_limit: int | None = None  # refuse a plan whose arena is larger (bytes)
     progress: Callable[[str], None] = lambda stage: None
     after_pass: Callable[[str, ir.Graph], None] = lambda name, graph: None  # e.g. --print-after
 
@@ -44,6 +46,8 @@ class Compiled:
     ops_before: dict[str, int]
     target: targets.Target
     name: str
+    greedy: plan.GreedyPlan | None = None  # TFLite Micro's plan of the graph as imported, for comparison
+    model_weights_bytes: int = 0  # the constants of the graph as imported: the model's own weights
 
 
 def default_name(model_path: Path) -> str:
@@ -51,7 +55,7 @@ def default_name(model_path: Path) -> str:
 
 
 def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
-    target = targets.resolve(options.target)
+    target = targets.optimized_for(targets.resolve(options.target), options.optimize_for)
     name = options.name or default_name(model_path)
     if not cnames.is_identifier(name):
         raise UsageError(f"--name {name!r} is not a C identifier (letters, digits and _, not starting with a digit)")
@@ -62,6 +66,8 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     options.progress("importing")
     graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims, options.frozen), name)
     ops_before = op_counts(graph)
+    greedy = plan.greedy_by_size(graph, plan.ALIGN)
+    model_weights = sum(v.nbytes for v in graph.constants())
     graph.target = target  # passes that depend on the target read it (choose_layout)
     if options.verify_each:
         graph.verify()
@@ -88,7 +94,17 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         raise ShapeError(f"the memory plan needs an arena of {memory.arena_bytes} bytes, over the "
                          f"{frontend.MAX_ARENA_BYTES} limit (largest at step {memory.peak_step}: "
                          f"{', '.join(map(repr, memory.peak_values[:3]))})", f"model {name!r}")
-    return Compiled(graph, program, memory, pass_log, ops_before, target, name)
+    if options.arena_limit is not None and memory.arena_bytes > options.arena_limit:
+        raise MemoryLimitError(_over_limit(program, memory, options.arena_limit, greedy), f"model {name!r}")
+    return Compiled(graph, program, memory, pass_log, ops_before, target, name, greedy, model_weights)
+
+
+def _over_limit(program: lower.Program, memory: plan.MemoryPlan, limit: int, greedy: plan.GreedyPlan) -> str:
+    node = program.steps[memory.peak_step].node
+    live = ", ".join(f"{name!r} ({size:,} B)" for name, size in zip(memory.peak_values, memory.peak_bytes))
+    return (f"the memory plan needs an arena of {memory.arena_bytes:,} bytes, over --arena-limit {limit:,}; "
+            f"its peak is step {memory.peak_step} (node {node.name!r}, {node.op_type}) with {live} live "
+            f"(lower bound {memory.lower_bound_bytes:,} B; the unfused graph's greedy plan {greedy.arena_bytes:,} B)")
 
 
 def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:

@@ -41,6 +41,9 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "arena_lower_bound_bytes": memory.lower_bound_bytes,
         "intermediates_bytes": memory.intermediates_bytes,
         "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values, "tensor_bytes": memory.peak_bytes},
+        # TFLite Micro's greedy-by-size plan of the graph as imported (no fusion, no sharing): the planner's gain
+        "arena_greedy_unfused_bytes": compiled.greedy.arena_bytes,
+        "optimized_for": optimized_for(compiled),
         "memory_sharing": memory.sharing(),
         "weights_bytes": sources.weights_bytes,
         "weights_tensors": sources.weights_count,
@@ -55,6 +58,20 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "steps": [step_info(s.node) for s in compiled.program.steps],  # NAME.c's numbered steps, for profiles
         "passes": compiled.pass_log,
         "build_seconds": round(seconds, 3),
+    }
+
+
+def optimized_for(compiled) -> dict:
+    """The memory and weights policies the build used (targets.optimized_for), and what they gave."""
+    target = compiled.target
+    winograd = next((p for p in compiled.pass_log if p["pass"] == "choose_winograd"), {})
+    return {
+        "memory": target.memory_policy,  # "size": workspaces of a few KiB; "speed": up to 2 MiB a node
+        "weights": target.weights_policy,  # "model": no transform enlarges the weights; "speed": they may
+        "model_weights_bytes": compiled.model_weights_bytes,
+        "winograd_convolutions": winograd.get("convolutions", 0),
+        "ram_bytes": target.ram_bytes or None,  # the part's, when the target is a bare-metal one
+        "flash_bytes": target.flash_bytes or None,
     }
 
 

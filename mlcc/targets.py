@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import tomllib
 from dataclasses import dataclass, field
@@ -41,16 +42,47 @@ class Target:
     # ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000): 28x28 k 34 n 34 31 vs 49 us,
     # 14x14 k 68 n 68 18 vs 19, 7x7 k 136 n 136 18 vs 16.5
     direct_conv_max_group_k: int = 96
+    # the part's memory (0: not bounded, a hosted target): report.json compares the plan with them
+    ram_bytes: int = 0
+    flash_bytes: int = 0
+    # "size": kernels take workspaces of a few KiB (im2col in small row tiles, channels-last activations so
+    # 1x1 and depthwise convolutions need none); "speed": workspaces up to ops/_gemm.SCRATCH_BUDGET
+    memory_policy: str = "speed"
+    # "model": the weights blob is no larger than the model's own weights (no build-time Winograd transform);
+    # "speed": transforms may enlarge the weights for speed
+    weights_policy: str = "speed"
 
     @property
     def is_wasm(self) -> bool:
         return self.triple.startswith("wasm")
 
 
+OPTIMIZE_FOR = ("size", "speed")
+POLICIES = {"memory_policy": ("size", "speed"), "weights_policy": ("model", "speed")}
+
+
+def optimized_for(target: Target, goal: str | None) -> Target:
+    """The target as `mlcc build --optimize-for` asks: "size" takes small workspaces and the model's own
+    weights, "speed" lets both grow, None keeps the target's own policies. Where memory binds, convolutions
+    run channels-last: their 1x1 and depthwise kernels read activations in place, with no workspace."""
+    if goal is not None and goal not in OPTIMIZE_FOR:
+        raise UsageError(f"--optimize-for {goal!r}: expected one of {', '.join(OPTIMIZE_FOR)}")
+    if goal == "size":
+        target = dataclasses.replace(target, memory_policy="size", weights_policy="model")
+    elif goal == "speed":
+        target = dataclasses.replace(target, memory_policy="speed", weights_policy="speed")
+    if target.memory_policy == "size" and target.conv_layout != "NHWC":
+        target = dataclasses.replace(target, conv_layout="NHWC")
+    return target
+
+
 def _load(path: Path) -> Target:
     with path.open("rb") as f:
         data = tomllib.load(f)
     tupled = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    for key, allowed in POLICIES.items():
+        if tupled.get(key, "speed") not in allowed:
+            raise RuntimeError(f"{path}: {key} {tupled[key]!r} is not one of {', '.join(allowed)}")
     return Target(**tupled)
 
 

@@ -22,6 +22,13 @@ from ..targets import Target
 
 # Scratch a node may take for packed B columns (and col buffers): chunks keep it below this.
 SCRATCH_BUDGET = 2 << 20
+# The same where memory binds (a target's memory_policy "size"): row tiles of a few KiB. A tile is never
+# narrower than one GEMM panel, so a long k can take more (ResNet-8's 576-deep 3x3: 2.3 KiB a pixel).
+SIZE_SCRATCH_BUDGET = 4 << 10
+
+
+def scratch_budget(target: Target) -> int:
+    return SIZE_SCRATCH_BUDGET if target.memory_policy == "size" else SCRATCH_BUDGET
 
 
 # The driver's stack buffer for packed A, in floats (MLCC_F32_GEMM_PACK_FLOATS, f32-gemm.h): 16 KB, 2 KB on
@@ -138,11 +145,11 @@ def packed_constant(source: Value, b: np.ndarray, nr: int, suffix: str = "packed
     return Value(f"{source.name}_{suffix}{nr}", np.dtype(np.float32), data.shape, data)
 
 
-def chunk_columns(rows: int, n: int, nr: int, extra_rows: int = 0) -> int:
+def chunk_columns(rows: int, n: int, nr: int, extra_rows: int = 0, budget: int = SCRATCH_BUDGET) -> int:
     """Columns per run-time chunk: a multiple of nr (at least one panel) whose packed B of `rows` rows,
-    plus `extra_rows` rows of other scratch, fits SCRATCH_BUDGET; never more than n rounded up."""
+    plus `extra_rows` rows of other scratch, fits `budget` bytes; never more than n rounded up."""
     per_column = (rows + extra_rows) * 4
-    fit = max(nr, SCRATCH_BUDGET // max(per_column, 1) // nr * nr)
+    fit = max(nr, budget // max(per_column, 1) // nr * nr)
     return min(fit, -(-n // nr) * nr)
 
 
@@ -224,7 +231,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
         packed = packed_constant(b.value, scaled, tile.nr)
         values.update(alpha=1.0, packed=at(ctx.constant(packed), index(1), packed_size(k, n, tile.nr)))
     else:
-        nc = chunk_columns(k, n, tile.nr)
+        nc = chunk_columns(k, n, tile.nr, budget=scratch_budget(ctx.target))
         values.update(packed=None, nc=nc, scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "packed_b"),
                       b=at(ctx.ptr(b.value), index(1), b.batch_stride), b_rs=b.rs, b_cs=b.cs,
                       bias_chunk=values["bias"] if values["bias"] == "NULL" or values["bias_cs"] == 0

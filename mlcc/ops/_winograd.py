@@ -50,15 +50,17 @@ PIECE_STEP = 3  # taps between a 5x5 kernel's 3x3 pieces at stride 1
 def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: int) -> bool:
     """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3 at stride
     1 or 5x5 at stride 1 or 2 (a 3x3 at stride 2 would take as many multiply-adds in phases as direct),
-    dilation 1, enough channels in each group, enough tiles, and a data cache (a microcontroller
-    keeps the smaller arena of direct convolution). Groups run one after another, each its own narrower
+    dilation 1, enough channels in each group, enough tiles, a data cache (a microcontroller
+    keeps the smaller arena of direct convolution), and policies that let weights (4 or 5.76 times the
+    kernel's) and workspaces grow (targets.optimized_for). Groups run one after another, each its own narrower
     products, so a grouped convolution needs min_tiles per group (AlexNet's conv4 and conv5, 13x13 outputs
     in 16 tiles, 2 groups; medians of 8-20 runs: AVX-512 direct 1.48 and 0.99 ms vs Winograd 1.79 and
     1.22 ms; wasm32 direct 10.9 and 7.5 ms vs Winograd 4.1 and 2.8 ms)."""
     stride_ok = list(geo.stride) == [1, 1] or (list(geo.kernel) == [5, 5] and list(geo.stride) == [2, 2])
     return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5]) and stride_ok
             and list(geo.dilation) == [1, 1]
-            and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= groups * min_tiles(target))
+            and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= groups * min_tiles(target)
+            and target.weights_policy == "speed" and target.memory_policy == "speed")
 
 
 def pieces(geo: ConvGeometry) -> int:

@@ -15,13 +15,33 @@ from . import Op, _winograd, register
 from . import _conv_direct
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
-from ._gemm import SCRATCH_BUDGET, Epilogue, chunk_columns, packed_constant, packed_size, tile_for
+from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, tile_for
 from ._layout import channels_first_view, is_channels_last, to_channels_last
 from .concat import output_row_pitch
 
 
 def _is_pointwise(geo) -> bool:
     return all(k == 1 for k in geo.kernel) and all(s == 1 for s in geo.stride) and not any(geo.pad) and geo.inp == geo.out
+
+
+# Set by the channels-last im2col lowering when it copies each row tile's residual to scratch first.
+STAGED_RESIDUAL = "staged_residual"
+
+
+def _residual_stage(node: Node, ctx, epilogue: Epilogue | None, groups: int, chunk: int, y_pitch: int) -> dict | None:
+    """Where memory binds, a channels-last im2col convolution may write its output over its fused residual
+    (ResNet's second convolution of a block: one activation less at the peak). The GEMM stores partial
+    sums of a row tile before its last slice of k reads the residual there, so each tile's rows of the
+    residual are copied to scratch first (a tile's worth: a few KiB). The planner decides whether the
+    output does overwrite it (in_place_inputs); the copy is made either way."""
+    y, out_channels = node.outputs[0], node.inputs[1].shape[0]
+    residual = epilogue.residual if epilogue is not None else None
+    if (ctx.target.memory_policy != "size" or residual is None or residual is node.inputs[0] or groups != 1
+            or residual.shape != y.shape or residual.dtype != y.dtype or y_pitch != out_channels
+            or (epilogue.residual_rs, epilogue.residual_cs) != (out_channels, 1)):
+        return None
+    node.attrs[STAGED_RESIDUAL] = True
+    return dict(source=ctx.ptr(residual), rows=ctx.scratch(4 * chunk * out_channels, "residual_rows"))
 
 
 def _offset(*terms: tuple[str, int]) -> str | None:
@@ -43,6 +63,11 @@ class Conv(Op):
         group = int(node.attrs["group"])
         depthwise = group > 1 and node.inputs[1].shape[0] == group and node.inputs[0].shape[-1] == group
         return is_channels_last(node) and not depthwise
+
+    def in_place_inputs(self, node: Node) -> list[int]:
+        """The fused residual, when the lowering stages each tile's rows of it before the GEMM writes them
+        (_residual_stage): the output may then overwrite it."""
+        return [self.epilogue_input] if node.attrs.get(STAGED_RESIDUAL) else []
 
     def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
         y, old = node.outputs[0], node.input(2)
@@ -92,7 +117,7 @@ class Conv(Op):
         tile = tile_for(ctx.target)
         ctx.use_kernels("f32-gemm")
         k, pixels = group_in * geo.taps, geo.out_size
-        nc = chunk_columns(k, pixels, tile.nr)
+        nc = chunk_columns(k, pixels, tile.nr, budget=scratch_budget(ctx.target))
         if epilogue is not None:
             e = epilogue
             image, group_rows = (f"t / {groups}u", group_out * e.residual_rs) if groups > 1 else ("t", 0)
@@ -165,11 +190,14 @@ class Conv(Op):
                 values["epilogue"] = epilogue.fields(ctx, _offset(("group", group_out)))
             ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, **values)
             return
-        chunk = min(pixels, max(tile.mr, SCRATCH_BUDGET // (4 * k) // tile.mr * tile.mr))
-        if epilogue is not None:
+        chunk = min(pixels, max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
+        stage = _residual_stage(node, ctx, epilogue, groups, chunk, y_pitch)
+        if stage is not None:
+            values["epilogue"] = dict(epilogue.fields(ctx), residual=stage["rows"])
+        elif epilogue is not None:
             values["epilogue"] = epilogue.fields(ctx, _offset((f"n * {pixels}u + p0", out_channels), ("group", group_out)))
         ctx.emit("ops/conv_nhwc.c.j2", mode="im2col", chunk=chunk, scratch=ctx.scratch(4 * chunk * k, "columns"),
-                 **values)
+                 stage=stage, **values)
 
     def flops(self, node: Node) -> int:
         geo = conv_geometry(channels_first_view(node) if is_channels_last(node) else node)

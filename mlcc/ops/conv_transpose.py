@@ -13,7 +13,7 @@ import numpy as np
 from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_transpose_geometry
-from ._gemm import chunk_columns, packed_size, tile_for
+from ._gemm import chunk_columns, packed_size, scratch_budget, tile_for
 
 
 @register
@@ -41,7 +41,7 @@ class ConvTranspose(Op):
         tile = tile_for(ctx.target)
         ctx.use_kernels("f32-gemm")
         ctx.use_kernels("f32-conv")
-        nc = chunk_columns(group_in, pixels, tile.nr, extra_rows=rows)
+        nc = chunk_columns(group_in, pixels, tile.nr, extra_rows=rows, budget=scratch_budget(ctx.target))
         ctx.emit("ops/conv_transpose.c.j2", fields=geo.fields(), config=tile.config, nr=tile.nr,
                  x=ctx.ptr(x), a=a, a_rs=a_rs, a_cs=a_cs, y=ctx.ptr(y),
                  bias=ctx.ptr(bias) if bias is not None else None,

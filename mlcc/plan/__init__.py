@@ -28,6 +28,7 @@ from ..ir import Value
 from ..lower import Program, Step
 from . import assign as _assign
 from . import schedule as _schedule
+from .greedy import GreedyPlan, greedy_by_size
 from .sharing import Link, Sharing
 
 ALIGN = 64
@@ -181,4 +182,4 @@ def plan_memory(program: Program) -> MemoryPlan:
     return plan
 
 
-__all__ = ["ALIGN", "Alias", "Buffer", "MemoryPlan", "plan_memory"]
+__all__ = ["ALIGN", "Alias", "Buffer", "GreedyPlan", "MemoryPlan", "greedy_by_size", "plan_memory"]

@@ -158,7 +158,7 @@ class Sharing:
             if x.is_const or not self.in_arena(x):
                 continue
             root, offset = self.root(x)
-            if self.span[id(root)][1] != index or not self._others_leave(step, i, root, offset):
+            if self.span[id(root)][1] != index or not self._others_leave(step, i, root, offset, op.elementwise):
                 continue  # the bytes are read later, or another operand reads them at other indices
             if id(z) not in self.links:
                 self._attach(z, x, 0, "in-place")
@@ -167,14 +167,15 @@ class Sharing:
                 self._attach(x, z, 0, "placed")  # z has a Concat range: x is produced there, z over it
                 return
 
-    def _others_leave(self, step: Step, i: int, root: Value, offset: int) -> bool:
-        """No other operand of the step reads the bytes of `root` except exactly operand i's range."""
+    def _others_leave(self, step: Step, i: int, root: Value, offset: int, elementwise: bool) -> bool:
+        """No other operand of the step reads the bytes of `root` except exactly operand i's range, and
+        that only for an elementwise op (a convolution reads its input at other indices)."""
         x = step.node.inputs[i]
         for j, w in enumerate(step.node.inputs):
             if j == i or w is None or w.is_const:
                 continue
             w_root, w_offset = self.root(w)
             overlaps = w_root is root and w_offset < offset + x.nbytes and offset < w_offset + w.nbytes
-            if overlaps and not (w_offset == offset and w.nbytes == x.nbytes and w.size == x.size):
+            if overlaps and not (elementwise and w_offset == offset and w.nbytes == x.nbytes and w.size == x.size):
                 return False
         return True

@@ -15,7 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.golden import check_model, node_model, rand
 
-TOL = dict(rtol=1e-4, atol=1e-4)
+# wasm32 keeps the model's own weights by default (weights_policy "model"): its Winograd is opted in to
+TOL = dict(rtol=1e-4, atol=1e-4, optimize_for="speed")
 
 
 def weights(*shape, seed: int) -> np.ndarray:
@@ -131,9 +132,9 @@ def test_which_convolutions_take_winograd():
     small)."""
     from mlcc.ops import _winograd
     from mlcc.ops._conv import ConvGeometry
-    from mlcc.targets import resolve
+    from mlcc.targets import optimized_for, resolve
 
-    avx512, wasm = resolve("x86_64-avx512"), resolve("wasm32")
+    avx512, wasm = resolve("x86_64-avx512"), optimized_for(resolve("wasm32"), "speed")
 
     def geometry(side, kernel, stride=1):
         return ConvGeometry(inp=[side, side], out=[(side + 2 * (kernel // 2) - kernel) // stride + 1] * 2,
@@ -147,3 +148,6 @@ def test_which_convolutions_take_winograd():
     assert not _winograd.applies(wasm, geometry(27, 3, stride=2), 1, 96, 256)  # phases would save nothing
     assert not _winograd.applies(wasm, geometry(27, 7), 1, 96, 256)
     assert not _winograd.applies(wasm, geometry(27, 3), 1, 4, 64)  # too few channels: the transforms cost more
+    # where weights keep the model's size (wasm32's and bare metal's default, --optimize-for size): never
+    for kept in (resolve("wasm32"), optimized_for(avx512, "size")):
+        assert not _winograd.applies(kept, geometry(13, 3), 1, 384, 384)
