@@ -27,7 +27,8 @@ def resize_model(x, attrs, opset=13, scales=None, sizes=None, axes=None):
             inits["sizes"] = np.array(sizes, np.int64)
     model = node_model("Resize", {"x": x}, ["y"], attrs, opset=opset, initializers=inits)
     if opset == 10:  # onnx infers Resize-10's output dims in double (10 * 0.7f -> 6); onnxruntime and mlcc in float (7)
-        model.graph.output[0].type.tensor_type.ClearField("shape")
+        for axis, dim in enumerate(model.graph.output[0].type.tensor_type.shape.dim):
+            dim.dim_param = f"d{axis}"
     return model
 
 
