@@ -41,8 +41,8 @@ class _Quant:
     def __init__(self, node: Node, kind: str):
         self.node = node
         op = _op(node)
-        scale, zero = node.inputs[1], node.input(2)
-        self.ok = (op is not None and op.quantization == kind and scale.is_const and (zero is None or zero.is_const)
+        scale, zero = node.input(1), node.input(2)  # any producer: a Transpose has one input
+        self.ok = (op is not None and op.quantization == kind and scale is not None and scale.is_const and (zero is None or zero.is_const)
                    and int(node.attrs.get("block_size", 0) or 0) == 0)
         if self.ok:
             self.scale = np.asarray(scale.data, np.float64).reshape(-1)
