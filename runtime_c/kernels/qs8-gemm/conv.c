@@ -35,7 +35,7 @@ void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
                         const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_gemm_fn gemm) {
     const size_t pixels = g->out_h * g->out_w, in_size = g->in_h * g->in_w;
-    const size_t group_in = g->channels / g->groups, k = group_in * g->kernel_h * g->kernel_w;
+    const size_t group_in = g->channels / g->groups;
     for (size_t group = 0; group < g->groups; ++group) {
         const size_t oc = group * g->group_out;
         const struct mlcc_qs8_requant grq = {rq->bias + oc, rq->multiplier + oc, rq->shift + oc,
@@ -43,7 +43,8 @@ void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
         for (size_t first = 0; first < pixels; first += rows) {
             const size_t count = MLCC_MIN(rows, pixels - first);
             patches_of(g, x + group * group_in * in_size, group_in, x_zero, first, count, patches, ldw);
-            gemm(count, g->group_out, k, patches, ldw, a_flip, w + oc * ldw, ldw, y + oc * pixels + first, 1, pixels, &grq);
+            /* the patches' and weights' zero padding adds nothing: k as ldw spares a variant its tail */
+            gemm(count, g->group_out, ldw, patches, ldw, a_flip, w + oc * ldw, ldw, y + oc * pixels + first, 1, pixels, &grq);
         }
     }
 }

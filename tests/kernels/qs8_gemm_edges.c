@@ -1,0 +1,70 @@
+/* Every qs8-gemm variant this build has against mlcc_qs8_gemm__reference at tile edges: m, n and k one
+ * below, at and past the tiles (4 x 2, 16 bytes of k), both activation signednesses, row-major and
+ * transposed outputs, extreme bytes (the products a saturating kernel would get wrong) and random ones.
+ * Prints "D of N cases differ" (bytes compared exactly). */
+#include <stdio.h>
+#include <string.h>
+
+#include "mlcc/kernels/qs8-gemm.h"
+
+static uint32_t state = 12345u;
+static uint32_t next(void) { state = state * 1664525u + 1013904223u; return state >> 8; }
+
+#define MAX_M 13
+#define MAX_N 7
+#define MAX_K 100
+
+int main(void) {
+    static const size_t ms[] = {1, 3, 4, 5, 8, 9, 13}, ns[] = {1, 2, 3, 7}, ks[] = {1, 15, 16, 17, 32, 33, 100};
+    struct { const char *name; mlcc_qs8_gemm_fn fn; } variants[] = {
+#if defined(__AVX2__)
+        {"avx2", mlcc_qs8_gemm__avx2},
+#endif
+#if defined(__wasm_simd128__)
+        {"wasmsimd", mlcc_qs8_gemm__wasmsimd},
+#endif
+        {"reference", mlcc_qs8_gemm__reference},
+    };
+    static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];
+    static int8_t w[MAX_N * (MAX_K + 16)];
+    int32_t bias[MAX_N], mult[MAX_N], shift[MAX_N];
+    unsigned cases = 0, differ = 0;
+    for (size_t v = 0; v + 1 < sizeof variants / sizeof variants[0]; ++v) {
+        for (int fill = 0; fill < 3; ++fill) {  /* 0: random, 1: all extreme (255 / -128), 2: 0 and 127 */
+            for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; ++mi) {
+                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni) {
+                    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
+                        for (int flip = 0; flip < 2; ++flip) {
+                            for (int transposed = 0; transposed < 2; ++transposed) {
+                                const size_t m = ms[mi], n = ns[ni], k = ks[ki], ldw = (k + 15) & ~(size_t)15;
+                                for (size_t i = 0; i < m * k; ++i) a[i] = fill == 0 ? (uint8_t)next() : fill == 1 ? 255u : (uint8_t)(i % 2 ? 0 : 127);
+                                memset(w, 0, sizeof w);
+                                for (size_t j = 0; j < n; ++j)
+                                    for (size_t p = 0; p < k; ++p) w[j * ldw + p] = fill == 0 ? (int8_t)next() : fill == 1 ? -128 : 127;
+                                for (size_t j = 0; j < n; ++j) {
+                                    bias[j] = (int32_t)(next() % 20001u) - 10000;
+                                    mult[j] = (int32_t)((1u << 30) + next() % (1u << 30));
+                                    shift[j] = 10 + (int32_t)(next() % 14u);
+                                }
+                                const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                                const size_t c_rs = transposed ? 1 : n, c_cs = transposed ? m : 1;
+                                memset(want, 0xAA, sizeof want);
+                                memset(got, 0xAA, sizeof got);
+                                mlcc_qs8_gemm__reference(m, n, k, a, k, flip ? 0x80 : 0, w, ldw, want, c_rs, c_cs, &rq);
+                                variants[v].fn(m, n, k, a, k, flip ? 0x80 : 0, w, ldw, got, c_rs, c_cs, &rq);
+                                ++cases;
+                                if (memcmp(want, got, sizeof want)) {
+                                    if (differ < 5) printf("%s: m %zu n %zu k %zu flip %d transposed %d fill %d differs\n",
+                                                           variants[v].name, m, n, k, flip, transposed, fill);
+                                    ++differ;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("%u of %u cases differ\n", differ, cases);
+    return differ != 0;
+}
