@@ -2,9 +2,9 @@
  *
  * model:    concat_in_place.onnx (sha256 f7da74f7462e22c2d8ee6946df9bb9db758396bd604d46c24eda1beca4f9b36a)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
- * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c concat_in_place.c
- * arena:    21376 bytes (36160 if no tensor shared memory)
- * weights:  1728 bytes in concat_in_place.weights.bin
+ * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c concat_in_place.c
+ * arena:    6400 bytes (15616 if no tensor shared memory)
+ * weights:  2176 bytes in concat_in_place.weights.bin
  */
 #include <math.h>
 #include <stddef.h>
@@ -33,7 +33,7 @@ void mlcc_profile_end(int step);
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wc23-extensions"
 #endif
-static const unsigned char concat_in_place_weights[1728] MLCC_ALIGNED(64) = {
+static const unsigned char concat_in_place_weights[2176] MLCC_ALIGNED(64) = {
 #embed "concat_in_place.weights.bin"
 };
 #if defined(__clang__)
@@ -49,9 +49,9 @@ __asm__(".pushsection .rodata.concat_in_place_weights, \"a\"\n"
         ".type concat_in_place_weights, STT_OBJECT\n"
         "concat_in_place_weights:\n"
         ".incbin \"concat_in_place.weights.bin\"\n"
-        ".size concat_in_place_weights, 1728\n"
+        ".size concat_in_place_weights, 2176\n"
         ".popsection\n");
-extern const unsigned char concat_in_place_weights[1728] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
+extern const unsigned char concat_in_place_weights[2176] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
 int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void *arena)
@@ -63,75 +63,77 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     float *const t_y = (float *)outputs[0];  /* y float32[1,3,9,11] */
 
     /* Intermediate tensors at their arena offsets. */
-    float *const t_Conv_0_columns = (float *)(a + 0);  /* float32[832], 3328 B, steps 0-0 */
-    float *const t_Conv_2_columns = (float *)(a + 0);  /* float32[416], 1664 B, steps 1-1 */
-    float *const t_Conv_4_columns = (float *)(a + 0);  /* float32[3744], 14976 B, steps 2-2 */
-    float *const t_Conv_7_columns = (float *)(a + 0);  /* float32[1248], 4992 B, steps 4-4 */
-    float *const t_cat = (float *)(a + 14976);  /* float32[1,12,9,11], 4752 B, steps 1-4 */
-    float *const t_e1 = (float *)(a + 14976);  /* float32[1,5,9,11], 1980 B, steps 1-3, written into its range of t_cat */
-    float *const t_e3 = (float *)(a + 16956);  /* float32[1,7,9,11], 2772 B, steps 2-3, written into its range of t_cat */
-    float *const t_s = (float *)(a + 19776);  /* float32[1,4,9,11], 1584 B, steps 0-2 */
+    float *const t_x_nhwc = (float *)(a + 0);  /* float32[1,9,11,8], 3168 B, steps 0-1 */
+    float *const t_cat_nhwc = (float *)(a + 0);  /* float32[1,9,11,12], 4752 B, steps 2-5 */
+    float *const t_e1_nhwc = (float *)(a + 0);  /* float32[1,9,11,5], 1980 B, steps 2-4, written into its channels of t_cat_nhwc */
+    float *const t_e3_nhwc = (float *)(a + 20);  /* float32[1,9,11,7], 2772 B, steps 3-4, written into its channels of t_cat_nhwc */
+    float *const t_s_nhwc = (float *)(a + 4800);  /* float32[1,9,11,4], 1584 B, steps 1-3 */
+    float *const t_y_nhwc = (float *)(a + 4800);  /* float32[1,9,11,3], 1188 B, steps 5-6 */
 
     /* Weights. */
-    const float *const w_s_w = (const float *)(concat_in_place_weights + 0);  /* float32[4,8,1,1] */
-    const float *const w_s_b = (const float *)(concat_in_place_weights + 128);  /* float32[4] */
-    const float *const w_e1_w = (const float *)(concat_in_place_weights + 192);  /* float32[5,4,1,1] */
+    const float *const w_s_b = (const float *)(concat_in_place_weights + 0);  /* float32[4] */
+    const float *const w_s_w_channels_last_packed8 = (const float *)(concat_in_place_weights + 64);  /* float32[1,1,8,8] */
     const float *const w_e1_b = (const float *)(concat_in_place_weights + 320);  /* float32[5] */
-    const float *const w_e3_w = (const float *)(concat_in_place_weights + 384);  /* float32[7,4,3,3] */
-    const float *const w_e3_b = (const float *)(concat_in_place_weights + 1408);  /* float32[7] */
-    const float *const w_y_w = (const float *)(concat_in_place_weights + 1472);  /* float32[3,12,1,1] */
-    const float *const w_y_b = (const float *)(concat_in_place_weights + 1664);  /* float32[3] */
+    const float *const w_e1_w_direct_packed3 = (const float *)(concat_in_place_weights + 384);  /* float32[1,2,4,3] */
+    const float *const w_e3_b = (const float *)(concat_in_place_weights + 512);  /* float32[7] */
+    const float *const w_e3_w_direct_packed4 = (const float *)(concat_in_place_weights + 576);  /* float32[1,2,36,4] */
+    const float *const w_y_b = (const float *)(concat_in_place_weights + 1728);  /* float32[3] */
+    const float *const w_y_w_channels_last_packed8 = (const float *)(concat_in_place_weights + 1792);  /* float32[1,1,12,8] */
 
-    /* 0. Conv_0: Conv  float32[1,8,9,11], float32[4,8,1,1], float32[4] -> float32[1,4,9,11] */
+    /* 0. x_nhwc_transpose: Transpose  float32[1,8,9,11] -> float32[1,9,11,8] */
     MLCC_PROFILE_BEGIN(0);
-    {
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_x + t * 792u;
-            float *y_t = t_s + t * 396u;
-            for (size_t p0 = 0; p0 < 99u; p0 += 104u) {
-                const size_t np = MLCC_MIN(104u, 99u - p0);
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_gemm_pack_b(8u, np, x_t + p0, 99u, 1u, 8u, t_Conv_0_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 4u, np, 8u,
-                              w_s_w + group * 32u, 8u, 1u,
-                              t_Conv_0_columns,
-                              y_t + p0, 99u, 1.0f,
-                              w_s_b + group * 4u, 1u, 0u, 1.0f, &epilogue);
-            }
+    for (size_t i0 = 0; i0 < 99u; ++i0) {
+        for (size_t i1 = 0; i1 < 8u; ++i1) {
+            t_x_nhwc[i0 * 8 + i1] = t_x[i0 + i1 * 99];
         }
     }
     MLCC_PROFILE_END(0);
 
-    /* 1. Conv_2: Conv  float32[1,4,9,11], float32[5,4,1,1], float32[5] -> float32[1,5,9,11] */
+    /* 1. Conv_0: Conv  float32[1,9,11,8], float32[4,8,1,1], float32[4] -> float32[1,9,11,4] */
     MLCC_PROFILE_BEGIN(1);
     {
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_s + t * 396u;
-            float *y_t = t_e1 + t * 495u;
-            for (size_t p0 = 0; p0 < 99u; p0 += 104u) {
-                const size_t np = MLCC_MIN(104u, 99u - p0);
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_gemm_pack_b(4u, np, x_t + p0, 99u, 1u, 8u, t_Conv_2_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 5u, np, 4u,
-                              w_e1_w + group * 20u, 4u, 1u,
-                              t_Conv_2_columns,
-                              y_t + p0, 99u, 1.0f,
-                              w_e1_b + group * 5u, 1u, 0u, 1.0f, &epilogue);
-            }
+        /* rows are the pixels of every image; group g reads channels g * 8 on */
+        for (size_t group = 0; group < 1u; ++group) {
+            static const struct mlcc_f32_epilogue epilogue = {
+                MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+            };
+            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 99u, 4u, 8u,
+                          t_x_nhwc + group * 8u, 8u, 1u,
+                          w_s_w_channels_last_packed8 + group * 64u,
+                          t_s_nhwc + group * 4u, 4u, 1.0f,
+                          w_s_b + group * 4u, 0u, 1u, 1.0f, &epilogue);
         }
     }
     MLCC_PROFILE_END(1);
 
-    /* 2. Conv_4: Conv  float32[1,4,9,11], float32[7,4,3,3], float32[7] -> float32[1,7,9,11] */
+    /* 2. Conv_2: Conv  float32[1,9,11,4], float32[5,4,1,1], float32[5] -> float32[1,9,11,5] */
     MLCC_PROFILE_BEGIN(2);
+    {
+        static const struct mlcc_f32_conv_geometry geometry = {
+            .in = { 1u, 1u, 99u },
+            .out = { 1u, 1u, 99u },
+            .kernel = { 1u, 1u, 1u },
+            .stride = { 1u, 1u, 1u },
+            .dilation = { 1u, 1u, 1u },
+            .pad = { 0u, 0u, 0u },
+        };
+        for (size_t n = 0; n < 1u; ++n) {
+            for (size_t group = 0; group < 1u; ++group) {
+                static const struct mlcc_f32_epilogue epilogue = {
+                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+                };
+                mlcc_f32_conv_direct_nhwc_3v__simd(&geometry, 4u, 4u, 5u, 3u,
+                    t_s_nhwc + n * 396u + group * 4u,
+                    w_e1_w_direct_packed3 + group * 24u, w_e1_b + group * 5u,
+                    t_e1_nhwc + n * 1188u + group * 5u, 12u,
+                    &epilogue);
+            }
+        }
+    }
+    MLCC_PROFILE_END(2);
+
+    /* 3. Conv_4: Conv  float32[1,9,11,4], float32[7,4,3,3], float32[7] -> float32[1,9,11,7] */
+    MLCC_PROFILE_BEGIN(3);
     {
         static const struct mlcc_f32_conv_geometry geometry = {
             .in = { 1u, 9u, 11u },
@@ -141,52 +143,48 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_s + t * 396u;
-            float *y_t = t_e3 + t * 693u;
-            for (size_t p0 = 0; p0 < 99u; p0 += 104u) {
-                const size_t np = MLCC_MIN(104u, 99u - p0);
+        for (size_t n = 0; n < 1u; ++n) {
+            for (size_t group = 0; group < 1u; ++group) {
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_im2col_packed(&geometry, 4u, x_t, p0, np, 8u, t_Conv_4_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 7u, np, 36u,
-                              w_e3_w + group * 252u, 36u, 1u,
-                              t_Conv_4_columns,
-                              y_t + p0, 99u, 1.0f,
-                              w_e3_b + group * 7u, 1u, 0u, 1.0f, &epilogue);
+                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 4u, 4u, 7u, 4u,
+                    t_s_nhwc + n * 396u + group * 4u,
+                    w_e3_w_direct_packed4 + group * 288u, w_e3_b + group * 7u,
+                    t_e3_nhwc + n * 1188u + group * 7u, 12u,
+                    &epilogue);
             }
         }
     }
-    MLCC_PROFILE_END(2);
-
-    /* 3. Concat_6: Concat  float32[1,5,9,11], float32[1,7,9,11] -> float32[1,12,9,11] */
-    MLCC_PROFILE_BEGIN(3);
-    /* no code: the inputs were written straight into t_cat */
     MLCC_PROFILE_END(3);
 
-    /* 4. Conv_7: Conv  float32[1,12,9,11], float32[3,12,1,1], float32[3] -> float32[1,3,9,11] */
+    /* 4. Concat_6: Concat  float32[1,9,11,5], float32[1,9,11,7] -> float32[1,9,11,12] */
     MLCC_PROFILE_BEGIN(4);
+    /* no code: the inputs were written straight into t_cat_nhwc */
+    MLCC_PROFILE_END(4);
+
+    /* 5. Conv_7: Conv  float32[1,9,11,12], float32[3,12,1,1], float32[3] -> float32[1,9,11,3] */
+    MLCC_PROFILE_BEGIN(5);
     {
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_cat + t * 1188u;
-            float *y_t = t_y + t * 297u;
-            for (size_t p0 = 0; p0 < 99u; p0 += 104u) {
-                const size_t np = MLCC_MIN(104u, 99u - p0);
-                mlcc_f32_gemm_pack_b(12u, np, x_t + p0, 99u, 1u, 8u, t_Conv_7_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 3u, np, 12u,
-                              w_y_w + group * 36u, 12u, 1u,
-                              t_Conv_7_columns,
-                              y_t + p0, 99u, 1.0f,
-                              w_y_b + group * 3u, 1u, 0u, 1.0f, NULL);
-            }
+        /* rows are the pixels of every image; group g reads channels g * 12 on */
+        for (size_t group = 0; group < 1u; ++group) {
+            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 99u, 3u, 12u,
+                          t_cat_nhwc + group * 12u, 12u, 1u,
+                          w_y_w_channels_last_packed8 + group * 96u,
+                          t_y_nhwc + group * 3u, 3u, 1.0f,
+                          w_y_b + group * 3u, 0u, 1u, 1.0f, NULL);
         }
     }
-    MLCC_PROFILE_END(4);
+    MLCC_PROFILE_END(5);
+
+    /* 6. y_transpose: Transpose  float32[1,9,11,3] -> float32[1,3,9,11] */
+    MLCC_PROFILE_BEGIN(6);
+    for (size_t i0 = 0; i0 < 3u; ++i0) {
+        for (size_t i1 = 0; i1 < 99u; ++i1) {
+            t_y[i0 * 99 + i1] = t_y_nhwc[i0 + i1 * 3];
+        }
+    }
+    MLCC_PROFILE_END(6);
 
     return MLCC_OK;
 }

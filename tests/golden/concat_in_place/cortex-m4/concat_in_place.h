@@ -18,9 +18,9 @@
 extern "C" {
 #endif
 
-#define CONCAT_IN_PLACE_ARENA_BYTES  21376u      /* scratch the caller provides, 64-byte aligned */
+#define CONCAT_IN_PLACE_ARENA_BYTES  6400u      /* scratch the caller provides, 64-byte aligned */
 #define CONCAT_IN_PLACE_ARENA_ALIGN  64u
-#define CONCAT_IN_PLACE_WEIGHTS_BYTES 1728u
+#define CONCAT_IN_PLACE_WEIGHTS_BYTES 2176u
 #define CONCAT_IN_PLACE_NUM_INPUTS   1
 #define CONCAT_IN_PLACE_NUM_OUTPUTS  1
 

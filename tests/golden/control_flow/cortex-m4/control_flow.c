@@ -2,7 +2,7 @@
  *
  * model:    control_flow.onnx (sha256 4f68d7588fc39ae6e704f58978c150996992efc831445108d3d417f3e527dec3)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
- * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c control_flow.c
+ * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c control_flow.c
  * arena:    64 bytes (64 if no tensor shared memory)
  * weights:  192 bytes in control_flow.weights.bin
  */

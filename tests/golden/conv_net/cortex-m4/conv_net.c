@@ -2,8 +2,8 @@
  *
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
- * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c conv_net.c
- * arena:    76416 bytes (136064 if no tensor shared memory)
+ * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c conv_net.c
+ * arena:    31360 bytes (59968 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
  */
 #include <math.h>
@@ -14,8 +14,8 @@
 #include "conv_net.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
-#include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/kernels/f32-pool.h"
+#include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/kernels/f32-softmax.h"
 
 /* Per-step timing hooks for `mlcc bench --profile`: empty unless compiled with -DMLCC_PROFILE. */
@@ -65,25 +65,33 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     float *const t_probabilities = (float *)outputs[0];  /* probabilities float32[1,10] */
 
     /* Intermediate tensors at their arena offsets. */
-    float *const t_conv1_columns = (float *)(a + 0);  /* float32[7056], 28224 B, steps 0-0 */
-    float *const t_conv2_columns = (float *)(a + 0);  /* float32[14400], 57600 B, steps 2-2 */
-    float *const t_p2 = (float *)(a + 0);  /* float32[1,16,7,7], 3136 B, steps 3-5 */
-    float *const t_flat = (float *)(a + 0);  /* float32[1,784], 3136 B, steps 4-5, view of t_p2 */
-    float *const t_logits = (float *)(a + 3136);  /* float32[1,10], 40 B, steps 5-6 */
-    float *const t_r1 = (float *)(a + 28224);  /* float32[1,8,28,28], 25088 B, steps 0-1 */
-    float *const t_r2 = (float *)(a + 57600);  /* float32[1,16,14,14], 12544 B, steps 2-3 */
-    float *const t_p1 = (float *)(a + 70144);  /* float32[1,8,14,14], 6272 B, steps 1-2 */
+    float *const t_r1_nhwc = (float *)(a + 0);  /* float32[1,28,28,8], 25088 B, steps 1-2 */
+    float *const t_r2_nhwc = (float *)(a + 0);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
+    float *const t_p2 = (float *)(a + 0);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
+    float *const t_flat = (float *)(a + 0);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
+    float *const t_logits = (float *)(a + 3136);  /* float32[1,10], 40 B, steps 7-8 */
+    float *const t_conv2_columns = (float *)(a + 12544);  /* float32[864], 3456 B, steps 3-3 */
+    float *const t_p2_nhwc = (float *)(a + 12544);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
+    float *const t_p1_nhwc = (float *)(a + 25088);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
+
+    /* Tensors inside the caller's buffers. */
+    const float *const t_image_nhwc = t_image;  /* float32[1,28,28,1], view of t_image */
 
     /* Weights. */
-    const float *const w_conv1_weight = (const float *)(conv_net_weights + 0);  /* float32[8,1,3,3] */
-    const float *const w_conv1_bias = (const float *)(conv_net_weights + 320);  /* float32[8] */
-    const float *const w_conv2_weight = (const float *)(conv_net_weights + 384);  /* float32[16,8,3,3] */
-    const float *const w_conv2_bias = (const float *)(conv_net_weights + 4992);  /* float32[16] */
+    const float *const w_conv1_bias = (const float *)(conv_net_weights + 0);  /* float32[8] */
+    const float *const w_conv1_weight_direct_packed4 = (const float *)(conv_net_weights + 64);  /* float32[1,2,9,4] */
+    const float *const w_conv2_bias = (const float *)(conv_net_weights + 384);  /* float32[16] */
+    const float *const w_conv2_weight_channels_last_packed8 = (const float *)(conv_net_weights + 448);  /* float32[1,2,72,8] */
     const float *const w_fc_bias = (const float *)(conv_net_weights + 5056);  /* float32[10] */
     const float *const w_fc_weight_packed8 = (const float *)(conv_net_weights + 5120);  /* float32[2,784,8] */
 
-    /* 0. conv1: Conv  float32[1,1,28,28], float32[8,1,3,3], float32[8] -> float32[1,8,28,28] */
+    /* 0. image_nhwc_reshape: Reshape  float32[1,1,28,28], int64[4] -> float32[1,28,28,1] */
     MLCC_PROFILE_BEGIN(0);
+    /* no code: t_image_nhwc is a view of t_image */
+    MLCC_PROFILE_END(0);
+
+    /* 1. conv1: Conv  float32[1,28,28,1], float32[8,1,3,3], float32[8] -> float32[1,28,28,8] */
+    MLCC_PROFILE_BEGIN(1);
     {
         static const struct mlcc_f32_conv_geometry geometry = {
             .in = { 1u, 28u, 28u },
@@ -93,29 +101,23 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_image + t * 784u;
-            float *y_t = t_r1 + t * 6272u;
-            for (size_t p0 = 0; p0 < 784u; p0 += 784u) {
-                const size_t np = MLCC_MIN(784u, 784u - p0);
+        for (size_t n = 0; n < 1u; ++n) {
+            for (size_t group = 0; group < 1u; ++group) {
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_im2col_packed(&geometry, 1u, x_t, p0, np, 8u, t_conv1_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 8u, np, 9u,
-                              w_conv1_weight + group * 72u, 9u, 1u,
-                              t_conv1_columns,
-                              y_t + p0, 784u, 1.0f,
-                              w_conv1_bias + group * 8u, 1u, 0u, 1.0f, &epilogue);
+                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 1u, 1u, 8u, 4u,
+                    t_image_nhwc + n * 784u + group * 1u,
+                    w_conv1_weight_direct_packed4 + group * 72u, w_conv1_bias + group * 8u,
+                    t_r1_nhwc + n * 6272u + group * 8u, 8u,
+                    &epilogue);
             }
         }
     }
-    MLCC_PROFILE_END(0);
+    MLCC_PROFILE_END(1);
 
-    /* 1. pool1: MaxPool  float32[1,8,28,28] -> float32[1,8,14,14] */
-    MLCC_PROFILE_BEGIN(1);
+    /* 2. pool1: MaxPool  float32[1,28,28,8] -> float32[1,14,14,8] */
+    MLCC_PROFILE_BEGIN(2);
     {
         static const mlcc_pool_geometry geometry = {
             .in = { 1, 28, 28 },
@@ -126,12 +128,12 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max__scalar(8u, &geometry, t_r1, t_p1);
+        mlcc_f32_pool_max_nhwc__simd(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
     }
-    MLCC_PROFILE_END(1);
+    MLCC_PROFILE_END(2);
 
-    /* 2. conv2: Conv  float32[1,8,14,14], float32[16,8,3,3], float32[16] -> float32[1,16,14,14] */
-    MLCC_PROFILE_BEGIN(2);
+    /* 3. conv2: Conv  float32[1,14,14,8], float32[16,8,3,3], float32[16] -> float32[1,14,14,16] */
+    MLCC_PROFILE_BEGIN(3);
     {
         static const struct mlcc_f32_conv_geometry geometry = {
             .in = { 1u, 14u, 14u },
@@ -141,29 +143,28 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        /* plane t is image t / 1, group t % 1 */
-        for (size_t t = 0; t < 1u; ++t) {
-            const size_t group = t % 1u;
-            const float *x_t = t_p1 + t * 1568u;
-            float *y_t = t_r2 + t * 3136u;
-            for (size_t p0 = 0; p0 < 196u; p0 += 200u) {
-                const size_t np = MLCC_MIN(200u, 196u - p0);
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_im2col_packed(&geometry, 8u, x_t, p0, np, 8u, t_conv2_columns);
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 16u, np, 72u,
-                              w_conv2_weight + group * 1152u, 72u, 1u,
-                              t_conv2_columns,
-                              y_t + p0, 196u, 1.0f,
-                              w_conv2_bias + group * 16u, 1u, 0u, 1.0f, &epilogue);
+        for (size_t n = 0; n < 1u; ++n) {
+            const float *x_n = t_p1_nhwc + n * 1568u;
+            for (size_t p0 = 0; p0 < 196u; p0 += 12u) {
+                const size_t np = MLCC_MIN(12u, 196u - p0);
+                for (size_t group = 0; group < 1u; ++group) {
+                    static const struct mlcc_f32_epilogue epilogue = {
+                        MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+                    };
+                    mlcc_f32_conv_im2col_nhwc(&geometry, 8u, 8u, x_n + group * 8u,
+                                              p0, np, t_conv2_columns);
+                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), np, 16u, 72u, t_conv2_columns, 72u, 1u,
+                                  w_conv2_weight_channels_last_packed8 + group * 1152u,
+                                  t_r2_nhwc + (n * 196u + p0) * 16u + group * 16u,
+                                  16u, 1.0f, w_conv2_bias + group * 16u, 0u, 1u, 1.0f, &epilogue);
+                }
             }
         }
     }
-    MLCC_PROFILE_END(2);
+    MLCC_PROFILE_END(3);
 
-    /* 3. pool2: MaxPool  float32[1,16,14,14] -> float32[1,16,7,7] */
-    MLCC_PROFILE_BEGIN(3);
+    /* 4. pool2: MaxPool  float32[1,14,14,16] -> float32[1,7,7,16] */
+    MLCC_PROFILE_BEGIN(4);
     {
         static const mlcc_pool_geometry geometry = {
             .in = { 1, 14, 14 },
@@ -174,28 +175,37 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max__scalar(16u, &geometry, t_r2, t_p2);
+        mlcc_f32_pool_max_nhwc__simd(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
     }
-    MLCC_PROFILE_END(3);
-
-    /* 4. flatten: Flatten  float32[1,16,7,7] -> float32[1,784] */
-    MLCC_PROFILE_BEGIN(4);
-    /* no code: t_flat is a view of t_p2 */
     MLCC_PROFILE_END(4);
 
-    /* 5. fc: Gemm  float32[1,784], float32[10,784], float32[10] -> float32[1,10] */
+    /* 5. p2_transpose: Transpose  float32[1,7,7,16] -> float32[1,16,7,7] */
     MLCC_PROFILE_BEGIN(5);
+    for (size_t i0 = 0; i0 < 16u; ++i0) {
+        for (size_t i1 = 0; i1 < 49u; ++i1) {
+            t_p2[i0 * 49 + i1] = t_p2_nhwc[i0 + i1 * 16];
+        }
+    }
+    MLCC_PROFILE_END(5);
+
+    /* 6. flatten: Flatten  float32[1,16,7,7] -> float32[1,784] */
+    MLCC_PROFILE_BEGIN(6);
+    /* no code: t_flat is a view of t_p2 */
+    MLCC_PROFILE_END(6);
+
+    /* 7. fc: Gemm  float32[1,784], float32[10,784], float32[10] -> float32[1,10] */
+    MLCC_PROFILE_BEGIN(7);
     mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 1u, 10u, 784u,
                   t_flat, 784u, 1u,
                   w_fc_weight_packed8,
                   t_logits, 10u, 1.0f,
                   w_fc_bias, 0u, 1u, 1.0f, NULL);
-    MLCC_PROFILE_END(5);
+    MLCC_PROFILE_END(7);
 
-    /* 6. softmax: Softmax  float32[1,10] -> float32[1,10] */
-    MLCC_PROFILE_BEGIN(6);
+    /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */
+    MLCC_PROFILE_BEGIN(8);
     mlcc_f32_softmax_rows(1u, 10u, t_logits, t_probabilities);
-    MLCC_PROFILE_END(6);
+    MLCC_PROFILE_END(8);
 
     return MLCC_OK;
 }

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CONV_NET_ARENA_BYTES  76416u      /* scratch the caller provides, 64-byte aligned */
+#define CONV_NET_ARENA_BYTES  31360u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
 #define CONV_NET_WEIGHTS_BYTES 55296u
 #define CONV_NET_NUM_INPUTS   1

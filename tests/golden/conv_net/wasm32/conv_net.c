@@ -3,8 +3,8 @@
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   wasm32 (WebAssembly (WASI reactor, no imports) with SIMD128)
  * compile:  zig cc -target wasm32-wasi -msimd128 -mexec-model=reactor -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c conv_net.c
- * arena:    74112 bytes (111808 if no tensor shared memory)
- * weights:  69120 bytes in conv_net.weights.bin
+ * arena:    75264 bytes (112960 if no tensor shared memory)
+ * weights:  55296 bytes in conv_net.weights.bin
  */
 #include <math.h>
 #include <stddef.h>
@@ -15,7 +15,6 @@
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-pool.h"
-#include "mlcc/kernels/f32-winograd.h"
 #include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/kernels/f32-softmax.h"
 
@@ -36,7 +35,7 @@ void mlcc_profile_end(int step);
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wc23-extensions"
 #endif
-static const unsigned char conv_net_weights[69120] MLCC_ALIGNED(64) = {
+static const unsigned char conv_net_weights[55296] MLCC_ALIGNED(64) = {
 #embed "conv_net.weights.bin"
 };
 #if defined(__clang__)
@@ -52,9 +51,9 @@ __asm__(".pushsection .rodata.conv_net_weights, \"a\"\n"
         ".type conv_net_weights, STT_OBJECT\n"
         "conv_net_weights:\n"
         ".incbin \"conv_net.weights.bin\"\n"
-        ".size conv_net_weights, 69120\n"
+        ".size conv_net_weights, 55296\n"
         ".popsection\n");
-extern const unsigned char conv_net_weights[69120] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
+extern const unsigned char conv_net_weights[55296] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
 int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
@@ -67,14 +66,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* Intermediate tensors at their arena offsets. */
     float *const t_r1_nhwc = (float *)(a + 0);  /* float32[1,28,28,8], 25088 B, steps 1-2 */
-    float *const t_conv2_winograd_products = (float *)(a + 0);  /* float32[9216], 36864 B, steps 3-3 */
+    float *const t_conv2_columns = (float *)(a + 0);  /* float32[14112], 56448 B, steps 3-3 */
     float *const t_p2_nhwc = (float *)(a + 0);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
     float *const t_logits = (float *)(a + 0);  /* float32[1,10], 40 B, steps 7-8 */
     float *const t_p2 = (float *)(a + 3136);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
     float *const t_flat = (float *)(a + 3136);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
-    float *const t_conv2_winograd_inputs = (float *)(a + 36864);  /* float32[4608], 18432 B, steps 3-3 */
-    float *const t_r2_nhwc = (float *)(a + 55296);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
-    float *const t_p1_nhwc = (float *)(a + 67840);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
+    float *const t_r2_nhwc = (float *)(a + 56448);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
+    float *const t_p1_nhwc = (float *)(a + 68992);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
 
     /* Tensors inside the caller's buffers. */
     const float *const t_image_nhwc = t_image;  /* float32[1,28,28,1], view of t_image */
@@ -83,9 +81,9 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     const float *const w_conv1_bias = (const float *)(conv_net_weights + 0);  /* float32[8] */
     const float *const w_conv1_weight_direct_packed8 = (const float *)(conv_net_weights + 64);  /* float32[1,1,9,8] */
     const float *const w_conv2_bias = (const float *)(conv_net_weights + 384);  /* float32[16] */
-    const float *const w_conv2_weight_winograd16 = (const float *)(conv_net_weights + 448);  /* float32[1,36,1,8,16] */
-    const float *const w_fc_bias = (const float *)(conv_net_weights + 18880);  /* float32[10] */
-    const float *const w_fc_weight_packed16 = (const float *)(conv_net_weights + 18944);  /* float32[1,784,16] */
+    const float *const w_conv2_weight_channels_last_packed16 = (const float *)(conv_net_weights + 448);  /* float32[1,1,72,16] */
+    const float *const w_fc_bias = (const float *)(conv_net_weights + 5056);  /* float32[10] */
+    const float *const w_fc_weight_packed16 = (const float *)(conv_net_weights + 5120);  /* float32[1,784,16] */
 
     /* 0. image_nhwc_reshape: Reshape  float32[1,1,28,28], int64[4] -> float32[1,28,28,1] */
     MLCC_PROFILE_BEGIN(0);
@@ -146,20 +144,20 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad = { 0u, 1u, 1u },
         };
         for (size_t n = 0; n < 1u; ++n) {
-            static const struct mlcc_f32_epilogue epilogue = {
-                MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-            };
-            for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
-                const size_t nt = MLCC_MIN(16u, 16u - t0);
-                mlcc_f32_winograd_input__simd(&geometry, 0u, 8u, t_p1_nhwc + n * 1568u, 8u, t0, nt,
-                                              t_conv2_winograd_inputs, 128u, 8u);
-                for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
-                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), nt, 16u, 8u,
-                                  t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
-                                  t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
-                mlcc_f32_winograd_output__simd(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
-                                               w_conv2_bias, t_r2_nhwc + n * 3136u, 16u,
-                                               &epilogue);
+            const float *x_n = t_p1_nhwc + n * 1568u;
+            for (size_t p0 = 0; p0 < 196u; p0 += 196u) {
+                const size_t np = MLCC_MIN(196u, 196u - p0);
+                for (size_t group = 0; group < 1u; ++group) {
+                    static const struct mlcc_f32_epilogue epilogue = {
+                        MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+                    };
+                    mlcc_f32_conv_im2col_nhwc(&geometry, 8u, 8u, x_n + group * 8u,
+                                              p0, np, t_conv2_columns);
+                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), np, 16u, 72u, t_conv2_columns, 72u, 1u,
+                                  w_conv2_weight_channels_last_packed16 + group * 1152u,
+                                  t_r2_nhwc + (n * 196u + p0) * 16u + group * 16u,
+                                  16u, 1.0f, w_conv2_bias + group * 16u, 0u, 1u, 1.0f, &epilogue);
+                }
             }
         }
     }

@@ -18,9 +18,9 @@
 extern "C" {
 #endif
 
-#define CONV_NET_ARENA_BYTES  74112u      /* scratch the caller provides, 64-byte aligned */
+#define CONV_NET_ARENA_BYTES  75264u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
-#define CONV_NET_WEIGHTS_BYTES 69120u
+#define CONV_NET_WEIGHTS_BYTES 55296u
 #define CONV_NET_NUM_INPUTS   1
 #define CONV_NET_NUM_OUTPUTS  1
 

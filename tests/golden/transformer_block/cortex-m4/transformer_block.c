@@ -2,7 +2,7 @@
  *
  * model:    transformer_block.onnx (sha256 5ee9acc25ef20df6fb88ec87b18ad3bcfdb08e54ab6b840f39368443520383a5)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
- * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c transformer_block.c
+ * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c transformer_block.c
  * arena:    3392 bytes (5952 if no tensor shared memory)
  * weights:  8640 bytes in transformer_block.weights.bin
  */

@@ -2,7 +2,7 @@
  *
  * model:    tree_ensemble.onnx (sha256 20261843775f7f07c7510be7c2e4a8ab3b8d6c25b0799fa47e3c6c36b68c62c4)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
- * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c tree_ensemble.c
+ * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c tree_ensemble.c
  * arena:    0 bytes (0 if no tensor shared memory)
  * weights:  256 bytes in tree_ensemble.weights.bin
  */
@@ -53,11 +53,11 @@ extern const unsigned char tree_ensemble_weights[256] MLCC_ALIGNED(64) __attribu
 #endif
 
 /* Shape and stride tables. */
-static const int32_t k_TreeEnsemble_0_feature[21] = { 3, 3, 2, 3, 3, 2, 0, 2, 0, 1, 2, 1, 2, 3, 1, 3, 2, 2, 1, 3, 2 };  /* 21 nodes: feature read */
-static const int32_t k_TreeEnsemble_0_true_next[21] = { 1, 3, 5, -1, -3, -5, -7, 8, 10, 12, -9, -11, -13, -15, 15, 17, 19, -17, -19, -21, -23 };  /* next node, or -1 - leaf */
-static const int32_t k_TreeEnsemble_0_false_next[21] = { 2, 4, 6, -2, -4, -6, -8, 9, 11, 13, -10, -12, -14, -16, 16, 18, 20, -18, -20, -22, -24 };
-static const int32_t k_TreeEnsemble_0_roots[3] = { 0, 7, 14 };  /* each tree's first node, or -1 - leaf */
-static const int32_t k_TreeEnsemble_0_leaf_target[24] = { 2, 2, 0, 0, 1, 2, 0, 2, 1, 1, 0, 0, 1, 0, 2, 0, 0, 2, 1, 0, 1, 1, 1, 2 };  /* 24 leaves */
+static const uint8_t k_TreeEnsemble_0_feature[21] = { 3, 3, 2, 3, 3, 2, 0, 2, 0, 1, 2, 1, 2, 3, 1, 3, 2, 2, 1, 3, 2 };  /* 21 branch nodes: the feature read */
+static const int8_t k_TreeEnsemble_0_true_next[21] = { 1, 3, 5, -1, -3, -5, -7, 8, 10, 12, -9, -11, -13, -15, 15, 17, 19, -17, -19, -21, -23 };  /* next node, or -1 - leaf */
+static const int8_t k_TreeEnsemble_0_false_next[21] = { 2, 4, 6, -2, -4, -6, -8, 9, 11, 13, -10, -12, -14, -16, 16, 18, 20, -18, -20, -22, -24 };
+static const int8_t k_TreeEnsemble_0_roots[3] = { 0, 7, 14 };  /* each tree's first node, or -1 - leaf */
+static const uint8_t k_TreeEnsemble_0_weight_target[24] = { 2, 2, 0, 0, 1, 2, 0, 2, 1, 1, 0, 0, 1, 0, 2, 0, 0, 2, 1, 0, 1, 1, 1, 2 };  /* the target each leaf weight adds to */
 
 int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *arena)
 {
@@ -77,10 +77,10 @@ int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *a
     MLCC_PROFILE_BEGIN(0);
     for (size_t r = 0; r < 6u; ++r) {
         const float *const row = t_x + r * 4u;
-        float *const out = t_scores + r * 3u;
-        for (size_t t = 0; t < 3u; ++t) out[t] = 0.0f;
+        float *const acc = t_scores + r * 3u;
+        for (size_t t = 0; t < 3u; ++t) acc[t] = 0;
         for (size_t tree = 0; tree < 3u; ++tree) {
-            int32_t k = k_TreeEnsemble_0_roots[tree];  /* a node while >= 0, then the leaf -1 - k */
+            int32_t k = k_TreeEnsemble_0_roots[tree];  /* a branch node while >= 0, then the leaf -1 - k */
             while (k >= 0) {
                 const float v = row[k_TreeEnsemble_0_feature[k]];
                 const float s = w_TreeEnsemble_0_splits[k];
@@ -88,10 +88,11 @@ int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *a
                 yes = v <= s;
                 k = yes ? k_TreeEnsemble_0_true_next[k] : k_TreeEnsemble_0_false_next[k];
             }
-            const size_t t = (size_t)k_TreeEnsemble_0_leaf_target[-1 - k];
-            const float w = w_TreeEnsemble_0_leaf_weights[-1 - k];
-            out[t] += w;
+            const size_t leaf = (size_t)(-1 - k);
+            acc[k_TreeEnsemble_0_weight_target[leaf]] += w_TreeEnsemble_0_leaf_weights[leaf];
+
         }
+
     }
     MLCC_PROFILE_END(0);
 
