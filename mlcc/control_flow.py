@@ -1,7 +1,10 @@
 """Control flow, compiled away at build time: If, Loop and Scan become plain nodes.
 
 - If with a constant condition is replaced by the branch taken; with a run-time condition both branches are
-  compiled and each output is selected with Where (the branches must agree on each output's type).
+  compiled and each output is selected with Where (the branches must agree on each output's type). A branch
+  that cannot be typed with the built shapes (a Trial that fails) is left out: the other one's outputs pass
+  through a BranchGuard, which makes NAME_run return MLCC_ERROR_UNCOMPILED_BRANCH when the condition chooses
+  the branch left out, and the frontend warns.
 - Loop and Scan are unrolled: the trip count must be known at build time (Loop's M, or a condition that
   folds to a constant each iteration; Scan's length from the scanned inputs' shapes).
 
@@ -28,6 +31,13 @@ MAX_UNROLLED_ITERATIONS = 4096
 @dataclass
 class Continuation:
     run: Callable[[dict], list]  # values by name -> more items
+
+
+@dataclass
+class Trial:
+    """Items the frontend types on their own: if any fails, none of them joins the graph and `error` says why."""
+    items: list
+    error: Exception | None = None
 
 
 def expanders() -> dict[str, Callable]:
@@ -101,11 +111,20 @@ def expand_if(proto: NodeProto, opsets: dict, values: dict, prefix: str, where: 
         return items + [_node("Identity", [r], [o], f"{prefix}out{i}") for i, (r, o) in enumerate(zip(results, proto.output)) if o]
     then_items, then_results = inline(then_branch, prefix + "then_", {}, opsets)
     else_items, else_results = inline(else_branch, prefix + "else_", {}, opsets)
+    then_trial, else_trial = Trial(then_items), Trial(else_items)
 
     def select(values: dict) -> list:
         scalar = f"{prefix}cond"
         items = [_constant(f"{prefix}scalar_shape", np.zeros(0, np.int64)),
                  _node("Reshape", [proto.input[0], f"{prefix}scalar_shape"], [scalar], f"{prefix}cond_scalar")]
+        if then_trial.error is not None and else_trial.error is not None:
+            raise then_trial.error
+        if then_trial.error is not None or else_trial.error is not None:
+            taken, results = (1, then_results) if then_trial.error is None else (0, else_results)
+            reason = str(else_trial.error if taken else then_trial.error)
+            return items + [(helper.make_node("BranchGuard", [scalar, r], [out], name=f"{prefix}guard{i}", domain="mlcc",
+                                              taken=taken, if_node=where, reason=reason), SYNTHETIC_OPSETS)
+                            for i, (r, out) in enumerate(zip(results, proto.output)) if out]
         for i, (a, b, out) in enumerate(zip(then_results, else_results, proto.output)):
             if not out:
                 continue
@@ -116,7 +135,7 @@ def expand_if(proto: NodeProto, opsets: dict, values: dict, prefix: str, where: 
             items.append(_node("Where", [scalar, a, b], [out], f"{prefix}select{i}"))
         return items
 
-    return then_items + else_items + [Continuation(select)]
+    return [then_trial, else_trial, Continuation(select)]
 
 
 # --- Loop ---------------------------------------------------------------------------------------

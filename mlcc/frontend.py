@@ -8,6 +8,7 @@ per-node shape inference given the small constant inputs' values.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from onnx import helper, numpy_helper
 from . import control_flow, dtypes, functions, ops
 from .errors import MlccError, ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
+
+log = logging.getLogger("mlcc")
 
 MIN_OPSET = 1
 MAX_TENSOR_BYTES = 4 << 30  # one tensor larger than this is refused before anything is allocated
@@ -116,6 +119,7 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
     except NeedsConstantError as exc:
         explain_needs_constant(exc, graph)
         raise
+    _warn_uncompiled_branches(graph)
 
     where = f"graph {g.name!r}"
     for out in g.output:
@@ -183,39 +187,76 @@ def _graph_inputs_behind(name: str, graph: Graph) -> list[str]:
 
 def _import_nodes(g: onnx.GraphProto, graph: Graph, values: dict[str, Value], opsets: dict[str, int], default_opset: int) -> None:
     """Type each node in order into graph.nodes, expanding control flow and function bodies as they come."""
-    # A stack of (NodeProto, opsets) and control_flow.Continuation items: expansions go on top.
     top = list(g.node)  # held, so each id() below stays this proto's
     labels = {id(proto): node_label(proto, index) for index, proto in enumerate(top)}
-    pending: list = [(proto, opsets) for proto in reversed(top)]
-    expansions = 0
-    folded = [0]  # bytes of constants folded so far, against MAX_FOLDED_BYTES
+    state = _Expansion(labels, default_opset)
+    _import_items([(proto, opsets) for proto in top], graph.nodes, values, state)
+
+
+@dataclass
+class _Expansion:
+    labels: dict[int, str]  # top-level protos' names for messages
+    default_opset: int
+    count: int = 0  # expansions so far: each one's prefix is unique
+    folded: list[int] = field(default_factory=lambda: [0])  # bytes of constants folded so far, against MAX_FOLDED_BYTES
+
+
+def _import_items(items: list, nodes: list[Node], values: dict[str, Value], state: _Expansion) -> None:
+    # A stack of (NodeProto, opsets), control_flow.Continuation and control_flow.Trial items: expansions go on top.
+    pending = list(reversed(items))
     control = control_flow.expanders()
     while pending:
         item = pending.pop()
         if isinstance(item, control_flow.Continuation):
             pending.extend(reversed(item.run(values)))
             continue
+        if isinstance(item, control_flow.Trial):
+            tried, seen = [], dict(values)
+            try:
+                _import_items(item.items, tried, seen, state)
+            except MlccError as exc:
+                item.error = exc
+            else:
+                nodes.extend(tried)
+                values.update(seen)
+            continue
         proto, node_opsets = item
         op = ops.lookup(proto.op_type, proto.domain)
-        node_name = labels.get(id(proto)) or node_label(proto, len(graph.nodes))
+        node_name = state.labels.get(id(proto)) or node_label(proto, len(nodes))
         where = f"node {node_name!r} ({proto.op_type})"
-        opset = node_opsets.get(proto.domain or "", default_opset)
+        opset = node_opsets.get(proto.domain or "", state.default_opset)
         _check_reads(proto, values, where)
         if not proto.domain and proto.op_type in control:
-            expansions += 1
-            pending.extend(reversed(control[proto.op_type](proto, node_opsets, values, f"{node_name}__c{expansions}_", where)))
+            state.count += 1
+            pending.extend(reversed(control[proto.op_type](proto, node_opsets, values, f"{node_name}__c{state.count}_", where)))
             continue
         if op is None or op.prefers_function(proto, opset):
-            expansions += 1
-            body = _function_body(op, proto, opset, values, f"{node_name}__f{expansions}_", where)
+            state.count += 1
+            body = _function_body(proto, opset, values, f"{node_name}__f{state.count}_", where)
             pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
             continue
         inputs = [values[name] if name else None for name in proto.input]
         node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
-        _type_node(node, op, proto, list(proto.output), where, folded)
+        _type_node(node, op, proto, list(proto.output), where, state.folded)
         for v in node.outputs:
             values[v.name] = v
-        graph.nodes.append(node)
+        nodes.append(node)
+
+
+def _warn_uncompiled_branches(graph: Graph) -> None:
+    """One warning per If whose branch was left out: why, what the run returns, and the --freeze that removes it."""
+    seen = set()
+    for node in graph.nodes:
+        if node.op_type != "BranchGuard" or node.attrs["if_node"] in seen:
+            continue
+        seen.add(node.attrs["if_node"])
+        left_out = "else_branch" if node.attrs["taken"] else "then_branch"
+        behind = _graph_inputs_behind(node.inputs[0].name, graph)
+        freeze = (f"its condition is computed from input(s) {', '.join(map(repr, behind))}: "
+                  f"{' '.join(f'--freeze {name}=...' for name in behind)} removes the branch") if behind else ""
+        log.warning("warning: %s: its %s cannot be compiled for these shapes (%s); when the condition chooses it at "
+                    "run time, the model returns MLCC_ERROR_UNCOMPILED_BRANCH (3)%s", node.attrs["if_node"], left_out,
+                    node.attrs["reason"], "; " + freeze if freeze else "")
 
 
 def _check_reads(proto: onnx.NodeProto, values: dict[str, Value], where: str) -> None:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mlcc import frontend
-from mlcc.errors import NeedsConstantError, UnsupportedError
+from mlcc import frontend, runners
+from mlcc.errors import MlccError, NeedsConstantError, RunError, UnsupportedError
 from tests.golden import check_model, rand
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -117,3 +117,45 @@ def test_scan_running_sum(reverse, target, tmp_path):
     m = model([node], [helper.make_tensor_value_info("s0", F, [2]), helper.make_tensor_value_info("xs", F, [2, 5])],
               [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("os", F, [5, 2])])
     check_model(m, {"s0": rand(2), "xs": rand(2, 5)}, target, tmp_path)
+
+
+def rate_switch_model():
+    """Silero VAD's shape: an If on a run-time input whose else branch types only for other input shapes
+    (a MatMul that needs x's last dim to be 5); built for x = [2, 6], only then_branch compiles."""
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", F, None)])
+    other = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["e"])], "else", [], [helper.make_tensor_value_info("e", F, None)],
+                              [numpy_helper.from_array(np.ones((5, 6), np.float32), "w")])
+    nodes = [helper.make_node("Greater", ["rate", "limit"], ["cond"]),
+             helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other, name="choose")]
+    return model(nodes, [helper.make_tensor_value_info("x", F, [2, "n"]), helper.make_tensor_value_info("rate", I64, [])],
+                 [helper.make_tensor_value_info("y", F, [2, "n"])], [numpy_helper.from_array(np.array(8000, np.int64), "limit")])
+
+
+def test_if_branch_untyped_for_the_shapes_returns_a_status(target, tmp_path, caplog):
+    x = rand(2, 6)
+    with caplog.at_level("WARNING", logger="mlcc"):
+        check_model(rate_switch_model(), {"x": x, "rate": np.array(16000, np.int64)}, target, tmp_path, shapes={"x": (2, 6)})
+    warning = " ".join(r.getMessage() for r in caplog.records)
+    assert "node 'choose' (If): its else_branch cannot be compiled" in warning and "--freeze rate=" in warning
+    name, _, runner = target.partition("@")
+    built = runners.load(tmp_path / f"out-{name}", runner=runner or None)
+    with pytest.raises(RunError, match="returned status 3"):  # MLCC_ERROR_UNCOMPILED_BRANCH
+        built.run({"x": x, "rate": np.array(8000, np.int64)})
+
+
+def test_if_branch_untyped_is_gone_when_frozen(target, tmp_path, caplog):
+    x = rand(2, 6)
+    model_ = rate_switch_model()
+    with caplog.at_level("WARNING", logger="mlcc"):
+        report = check_model(model_, {"x": x}, target, tmp_path, shapes={"x": (2, 6)},
+                             frozen={"rate": np.array(16000, np.int64)}, expected={"y": np.maximum(x, 0)})
+    assert not caplog.records and report["ops"] == {"Relu": 1}, report["ops"]
+
+
+def test_if_with_no_typable_branch_fails_the_build(tmp_path):
+    m = rate_switch_model()  # then_branch made a MatMul that does not type for x = [2, 6] either
+    then = [a for a in m.graph.node[1].attribute if a.name == "then_branch"][0].g
+    then.node[0].CopyFrom(helper.make_node("MatMul", ["x", "w2"], ["t"]))
+    then.initializer.append(numpy_helper.from_array(np.ones((4, 6), np.float32), "w2"))
+    with pytest.raises(MlccError, match="MatMul"):
+        frontend.import_model(m, frontend.ShapeOverrides(shapes={"x": (2, 6)}))

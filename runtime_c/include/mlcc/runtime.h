@@ -10,6 +10,8 @@
 #define MLCC_OK 0
 #define MLCC_ERROR_NULL_ARGUMENT 1
 #define MLCC_ERROR_MISALIGNED_ARENA 2
+/* An If's run-time condition chose a branch mlcc could not compile for the built shapes (the build warned). */
+#define MLCC_ERROR_UNCOMPILED_BRANCH 3
 
 #define MLCC_ARENA_ALIGNMENT 64
 

@@ -7,7 +7,8 @@
  *
  * The caller provides every buffer: inputs, outputs, and an arena of CONTROL_FLOW_ARENA_BYTES scratch bytes
  * aligned to 64. Nothing is allocated and nothing global is written, so calls with distinct arenas may
- * run concurrently. Both entry points return 0, or non-zero for a NULL argument or a misaligned arena.
+ * run concurrently. Both entry points return 0, or non-zero: 1 for a NULL argument, 2 for a misaligned
+ * arena, 3 when an If's run-time condition chooses a branch the build left out (MLCC_ERROR_UNCOMPILED_BRANCH).
  */
 #ifndef CONTROL_FLOW_H
 #define CONTROL_FLOW_H

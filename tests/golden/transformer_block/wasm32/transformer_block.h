@@ -6,7 +6,8 @@
  *
  * The caller provides every buffer: inputs, outputs, and an arena of TRANSFORMER_BLOCK_ARENA_BYTES scratch bytes
  * aligned to 64. Nothing is allocated and nothing global is written, so calls with distinct arenas may
- * run concurrently. Both entry points return 0, or non-zero for a NULL argument or a misaligned arena.
+ * run concurrently. Both entry points return 0, or non-zero: 1 for a NULL argument, 2 for a misaligned
+ * arena, 3 when an If's run-time condition chooses a branch the build left out (MLCC_ERROR_UNCOMPILED_BRANCH).
  */
 #ifndef TRANSFORMER_BLOCK_H
 #define TRANSFORMER_BLOCK_H
