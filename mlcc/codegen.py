@@ -49,6 +49,19 @@ def _layout_weights(program: Program, codes: list[str]) -> tuple[list[tuple[Valu
     return placed, offset
 
 
+BYTE_ORDER_MARKS = (b"\xfe\xff", b"\xff\xfe", b"\xef\xbb\xbf")
+
+
+def _clear_of_byte_order_marks(placed: list[tuple[Value, int]], total: int) -> tuple[list[tuple[Value, int]], int]:
+    """clang's #embed refuses a file that opens like a UTF-16 or UTF-8 text (e.g. an int64 -2 first): such a
+    blob starts 64 zero bytes later, which keeps every constant's alignment."""
+    first = min(placed, key=lambda p: p[1], default=None)
+    head = np.ascontiguousarray(first[0].data, dtype=first[0].dtype).tobytes()[:3] if first and first[1] == 0 else b""
+    if not head.startswith(BYTE_ORDER_MARKS):
+        return placed, total
+    return [(v, offset + 64) for v, offset in placed], total + 64
+
+
 def _write_weights(path: Path, placed: list[tuple[Value, int]], total: int) -> None:
     with path.open("wb") as f:
         for v, offset in placed:
@@ -83,6 +96,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     codes = _step_codes(program, plan)
     scanned = [_without_comments(c) for c in codes]  # identifiers the C uses
     placed, weights_total = _layout_weights(program, scanned)
+    placed, weights_total = _clear_of_byte_order_marks(placed, weights_total)
     weights_file = f"{name}.weights.bin"
     if weights_total:
         _write_weights(out_dir / weights_file, placed, weights_total)

@@ -142,3 +142,43 @@ def test_string_labels_error(tmp_path):
     m.graph.output[0].type.tensor_type.elem_type = onnx.TensorProto.STRING
     with pytest.raises(UnsupportedError, match="string tensors are not supported; train on integer class labels"):
         build_and_run(m, {"x": x}, "host", tmp_path)
+
+
+@pytest.mark.parametrize("dtype,zeros", [(np.int64, 1), (np.float32, 1), (np.float64, 0)])
+def test_one_hot_encoder(dtype, zeros, target, tmp_path):
+    x = np.array([[3, 7, -1], [0, 3, 3], [7, 2, 5], [5, 0, 7]], dtype)
+    if zeros:
+        x[2, 1] = 9  # an unknown category: a row of zeros (with zeros=0 onnxruntime fails the run)
+    attrs = {"cats_int64s": [7, 3, 0, 5, -1, 2], "zeros": zeros}
+    check_model(ml_model("OneHotEncoder", x, {"y": (np.float32, (*x.shape, 6))}, attrs), {"x": x}, target, tmp_path,
+                rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("x_dtype,keys,values,default,opset", [
+    (np.int64, {"keys_int64s": [5, -2, 9, 0]}, {"values_int64s": [1, 2, 3, 4]}, {"default_int64": -7}, 2),
+    (np.int64, {"keys_int64s": [5, -2, 9, 0]}, {"values_floats": [0.5, 1.5, -2.0, 8.0]}, {"default_float": 9.5}, 2),
+    (np.float32, {"keys_floats": [0.5, -1.0, 2.0, float("nan")]}, {"values_int64s": [10, 20, 30, 40]}, {}, 2),
+    (np.int64, {"keys_tensor": np.array([5, 9, -2])}, {"values_tensor": np.array([7.5, 8.0, 9.25], np.float32)},
+     {"default_tensor": np.array([-5.0], np.float32)}, 4),
+    (np.float32, {"keys_tensor": np.array([1.5, float("nan"), 4.0], np.float32)},
+     {"values_tensor": np.array([7, 8, 9])}, {"default_tensor": np.array([-5])}, 4),
+])
+def test_label_encoder(x_dtype, keys, values, default, opset, target, tmp_path):
+    x = np.array([5, 0, -2, 3, 9, 9, 0.5, -1.0, 2.0, 1.5, -3.0, 4.0, float("nan"), 7.25])
+    x = x[~np.isnan(x)].astype(x_dtype) if x_dtype == np.int64 else x.astype(x_dtype)
+    attrs = {**keys, **values, **default}
+    for name, value in list(attrs.items()):
+        if isinstance(value, np.ndarray):
+            attrs[name] = onnx.numpy_helper.from_array(value, name)
+    out_dtype = next(np.asarray(v).dtype if not isinstance(v, list) else (np.int64 if "int64" in k else np.float32)
+                     for k, v in {**values}.items())
+    check_model(ml_model("LabelEncoder", x, {"y": (out_dtype, x.shape)}, attrs, opset=opset), {"x": x}, target,
+                tmp_path, rtol=0, atol=0)
+
+
+def test_feature_vectorizer(target, tmp_path):
+    a, b, c = data(np.float32, 1, (ROWS, 3)), data(np.float32, 2, (ROWS, 4)), data(np.float32, 3, (ROWS, 2))
+    m = node_model("FeatureVectorizer", {"a": a, "b": b, "c": c}, {"y": (np.float32, (ROWS, 8))},
+                   {"inputdimensions": [3, 2, 3]}, opset=1, domain=ML)  # b truncated to 2, c padded to 3
+    m.opset_import.append(onnx.helper.make_opsetid("", 17))
+    check_model(m, {"a": a, "b": b, "c": c}, target, tmp_path, rtol=0, atol=0)
