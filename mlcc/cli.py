@@ -210,6 +210,12 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
     click.echo(f"  size: code {code}; read-only weights {report['weights_bytes']} B; arena {report['arena_bytes']} B "
                f"(intermediates {report['intermediates_bytes']} B; the unfused graph's greedy plan "
                f"{report['arena_greedy_unfused_bytes']} B); optimized for {report['optimized_for']['memory']}")
+    stack = report["size"].get("stack_bytes")
+    if sizes and stack is not None:  # bare metal: what a part's flash and RAM must hold
+        totals = "; ".join(f"{report['artifacts'][k]} flash {s['flash_bytes']} B, RAM {s['ram_bytes']} B"
+                           for k, s in sizes.items())
+        click.echo(f"  memory: stack {stack} B (deepest call of the run function); {totals} "
+                   f"(RAM = arena + stack + data + bss)")
 
 
 @main.command()

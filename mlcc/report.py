@@ -8,6 +8,7 @@ import numpy as np
 
 from . import __version__, ops
 from .sizes import artifact_sizes
+from .stack_depth import library_stack_depth
 
 
 def tensor_info(value, name: str | None = None) -> dict:
@@ -31,6 +32,12 @@ def step_info(node) -> dict:
 def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, seconds: float) -> dict:
     graph, memory = compiled.graph, compiled.plan
     sizes = {kind: artifact_sizes(out_dir / rel) for kind, rel in artifacts.items()}
+    stack = None
+    if "static_library" in artifacts:
+        stack = library_stack_depth((out_dir / artifacts["static_library"]).read_bytes(),
+                                    [f"{compiled.name}_run", f"{compiled.name}_run_v"])
+    for kind, s in sizes.items():
+        s.update(memory_totals(kind, s, memory.arena_bytes, stack.bytes if stack else None))
     return {
         "mlcc_version": __version__,
         "name": compiled.name,
@@ -48,7 +55,9 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "weights_bytes": sources.weights_bytes,
         "weights_tensors": sources.weights_count,
         "code_bytes": {kind: s["code_bytes"] for kind, s in sizes.items()},  # machine code only, per artifact
-        "size": {"weights_bytes": sources.weights_bytes, "arena_bytes": memory.arena_bytes, "artifacts": sizes},
+        "size": {"weights_bytes": sources.weights_bytes, "arena_bytes": memory.arena_bytes,
+                 "stack_bytes": stack.bytes if stack else None, "artifacts": sizes},
+        "stack": stack.as_dict() if stack else None,
         "artifacts": artifacts,
         "files": sources.files,
         "flops": model_flops(graph),
@@ -73,6 +82,16 @@ def optimized_for(compiled) -> dict:
         "ram_bytes": target.ram_bytes or None,  # the part's, when the target is a bare-metal one
         "flash_bytes": target.flash_bytes or None,
     }
+
+
+def memory_totals(kind: str, size: dict, arena_bytes: int, stack_bytes: int | None) -> dict:
+    """flash = code + read-only data + .data's initial values; RAM = arena + stack + data + bss. A firmware
+    image holds its arena (and I/O buffers) in .bss; a library's caller provides the arena. The stack is
+    the run function's deepest (stack_depth.py), where known."""
+    flash = size["code_bytes"] + size["rodata_bytes"] + size["data_bytes"]
+    arena = 0 if kind == "firmware" else arena_bytes
+    ram = arena + (stack_bytes or 0) + size["data_bytes"] + size["bss_bytes"]
+    return {"flash_bytes": flash, "ram_bytes": ram}
 
 
 def op_counts(graph) -> dict[str, int]:

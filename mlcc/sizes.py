@@ -4,7 +4,8 @@ what a board's flash and RAM must hold.
 
 code_bytes: executable sections (wasm: the code section); rodata_bytes: other allocated read-only sections
 (constants, weights, tables; on shared libraries also the dynamic symbol tables); data_bytes: initialised
-writable data (wasm: data segments, which hold the weights); bss_bytes: zero-initialised data.
+writable data (wasm: data segments, which hold the weights); bss_bytes: zero-initialised data. A firmware
+image's reserved stack region (a `.stack` section) is stack_region_bytes, not bss.
 """
 
 from __future__ import annotations
@@ -28,18 +29,21 @@ def elf_sizes(blob: bytes) -> dict[str, int]:
     end = "<" if little else ">"
     if is64:
         shoff, = struct.unpack_from(end + "Q", blob, 0x28)
-        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x3A)
+        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", blob, 0x3A)
         header = end + "IIQQQQ"  # name, type, flags, addr, offset, size
     else:
         shoff, = struct.unpack_from(end + "I", blob, 0x20)
-        shentsize, shnum = struct.unpack_from(end + "HH", blob, 0x2E)
+        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", blob, 0x2E)
         header = end + "IIIIII"
+    names = struct.unpack_from(header, blob, shoff + shstrndx * shentsize)[4] if shstrndx else None
     sizes = _empty()
     for i in range(shnum):
-        _, kind, flags, _, _, size = struct.unpack_from(header, blob, shoff + i * shentsize)
+        name, kind, flags, _, _, size = struct.unpack_from(header, blob, shoff + i * shentsize)
         if not flags & SHF_ALLOC:
             continue
-        if kind == SHT_NOBITS:
+        if kind == SHT_NOBITS and names is not None and blob[names + name:names + name + 7] == b".stack\0":
+            sizes["stack_region_bytes"] = sizes.get("stack_region_bytes", 0) + size
+        elif kind == SHT_NOBITS:
             sizes["bss_bytes"] += size
         elif flags & SHF_EXECINSTR:
             sizes["code_bytes"] += size
@@ -80,7 +84,7 @@ def elf_symbols(blob: bytes) -> tuple[set[str], set[str]]:
 def archive_sizes(blob: bytes) -> dict[str, int]:
     """Sums over the ELF members of an `ar` archive (the symbol table and name table are skipped)."""
     sizes = _empty()
-    for member in _members(blob):
+    for member in members(blob):
         for k, v in elf_sizes(member).items():
             sizes[k] += v
     return sizes
@@ -90,14 +94,15 @@ def archive_symbols(blob: bytes) -> tuple[set[str], set[str]]:
     """(defined, undefined) global symbols over the ELF members of an `ar` archive: what it needs from
     elsewhere at link time."""
     defined, undefined = set(), set()
-    for member in _members(blob):
+    for member in members(blob):
         d, u = elf_symbols(member)
         defined |= d
         undefined |= u
     return defined, undefined - defined
 
 
-def _members(blob: bytes):
+def members(blob: bytes):
+    """The ELF members of an `ar` archive."""
     pos = 8
     while pos + 60 <= len(blob):
         size = int(blob[pos + 48:pos + 58].decode().strip())

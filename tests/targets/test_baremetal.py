@@ -293,3 +293,4 @@ def test_build_prints_the_size_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mlcc", "build", str(ROOT / "samples" / "digits_cnn.onnx"), "-t", "cortex-m4",
                           "-o", str(tmp_path / "out")], capture_output=True, text=True, check=True).stdout
     assert "size: code " in out and "read-only weights" in out and "arena" in out
+    assert re.search(r"memory: stack \d+ B .*libdigits_cnn.a flash \d+ B, RAM \d+ B", out), out

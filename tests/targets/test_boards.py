@@ -126,3 +126,21 @@ def test_firmware_links_what_the_compiler_calls_on_its_own(tmp_path):
     assert any(s.startswith("__aeabi_memclr") for s in needed) and "__aeabi_dmul" in needed, sorted(needed)
     assert sizes.elf_symbols((out / "model_firmware.elf").read_bytes())[1] == set()
     assert "-nostdlib" not in firmware.link_command(resolve("cortex-m4"), ["main.c"], "libmodel.a", "board.ld", "x.elf")
+
+
+@pytest.mark.parametrize("target", BOARDS)
+def test_stack_bound_holds_on_the_board(target, tmp_path):
+    """report.json's stack depth (static: frames over the call graph) is an upper bound of the depth the
+    board measures by painting, and a tight one; flash and RAM add up per artifact."""
+    out, report = build(SAMPLE, BuildOptions(target=target, out_dir=tmp_path / "digits"))
+    loaded = runners.load(out)
+    loaded.run({"image": synthetic_image()})
+    static, measured = report["size"]["stack_bytes"], loaded.stack_bytes
+    assert 0 < measured <= static <= measured * 1.25, (static, measured)
+    assert report["stack"]["deepest_path"][:2] == ["digits_cnn_run", "digits_cnn_run_v"]
+    for kind, s in report["size"]["artifacts"].items():
+        assert s["flash_bytes"] == s["code_bytes"] + s["rodata_bytes"] + s["data_bytes"]
+        arena = 0 if kind == "firmware" else report["arena_bytes"]
+        assert s["ram_bytes"] == arena + static + s["data_bytes"] + s["bss_bytes"]
+    image = report["size"]["artifacts"]["firmware"]
+    assert image["bss_bytes"] >= report["arena_bytes"] and image["stack_region_bytes"] >= static
