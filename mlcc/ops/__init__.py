@@ -7,11 +7,14 @@ An op provides:
   infer      output (dtype, shape) pairs; the default asks onnx's own per-node shape inference
   reference  numpy outputs for constant folding; the default runs onnx.reference on the single node
   lower      the implementation for a target: kernel calls and/or template code (see mlcc.lower)
-and capability flags that passes ask instead of testing op names.
+and capabilities that passes ask instead of testing op names (mlcc/passes never names an op): flags, a
+`role` for the passes that recognise formulas and structures, and methods for layout, BatchNormalization
+folding, transposed operands, strided views and Winograd.
 """
 
 from __future__ import annotations
 
+import enum
 import importlib
 import pkgutil
 from typing import Any, Callable, ClassVar
@@ -22,7 +25,9 @@ from onnx import helper, numpy_helper
 
 from .. import dtypes
 from ..errors import UnsupportedError
-from ..ir import Node
+from ..ir import Node, Value
+from ._layout import permuted_constant
+from ._views import View
 
 
 class _Required:
@@ -31,6 +36,36 @@ class _Required:
 
 
 REQUIRED = _Required()
+
+
+class Role(enum.Enum):
+    """What a node computes, in the terms of the passes that recognise a formula or a structure written out
+    in several nodes (recognise_*, simplify_algebra, fuse_*) or that make such nodes. At most one op of the
+    default domain takes each role (`for_role`)."""
+    ADD = "x + y"
+    SUB = "x - y"
+    MUL = "x * y"
+    DIV = "x / y"
+    NEG = "-x"
+    POW = "x ^ y"
+    RECIPROCAL = "1 / x"
+    SUM = "x + y + ... (variadic)"
+    SQRT = "sqrt(x)"
+    EXP = "exp(x)"
+    ERF = "erf(x)"
+    TANH = "tanh(x)"
+    SIGMOID = "1 / (1 + exp(-x))"
+    GELU = "x * Phi(x)"
+    SELECT = "c ? x : y"
+    CAST = "x converted to another dtype"
+    REDUCE_SUM = "sum along axes"
+    REDUCE_MEAN = "mean along axes"
+    REDUCE_MAX = "max along axes"
+    MATMUL = "matrix product, batched"
+    SOFTMAX = "softmax along an axis"
+    LAYER_NORMALIZATION = "normalised along trailing axes, then scaled and shifted"
+    TRANSPOSE = "axes permuted"
+    RESHAPE = "the same elements under a new shape given as an input"
 
 
 class Op:
@@ -58,6 +93,11 @@ class Op:
     # the integer form a float op takes between them ("conv", "matmul", "gemm"), else None
     quantization: ClassVar[str | None] = None
     quantized_form: ClassVar[str | None] = None
+    # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape
+    role: ClassVar[Role | None] = None
+    relabels_shape: ClassVar[bool] = False  # output = input 0's elements in order, another shape (Reshape, Flatten...)
+    # for passes/choose_layout: a region running channels-last forms around nodes of this op (Conv, pools)
+    channels_last_seed: ClassVar[bool] = False
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:
@@ -148,6 +188,78 @@ class Op:
         """For removable_identity ops: does this node forward input 0 unchanged (e.g. Dropout in test mode)?"""
         return self.removable_identity
 
+    # --- channels-last (passes/choose_layout) ----------------------------------------------------
+    def activation_inputs(self, node: Node) -> list[int]:
+        """The inputs carrying N, C, H, W activations, which change layout with the node (a Conv's weights
+        and bias do not)."""
+        return [i for i, v in enumerate(node.inputs) if v is not None]
+
+    def runs_channels_last(self, node: Node) -> bool:
+        """Can this node, whose output is 4-D, read and write its activations as N, H, W, C once
+        `to_channels_last` has rewritten it? By default: an elementwise op whose run-time operands all have
+        the output's shape (constant operands are permuted at build time: see channels_last_constant)."""
+        if not self.elementwise or len(node.outputs) != 1:
+            return False
+        y = node.outputs[0]
+        runtime = [v for v in node.inputs if v is not None and not v.is_const]
+        return bool(runtime) and all(v.shape == y.shape for v in runtime) and all(
+            len(v.shape) <= 4 for v in node.inputs if v is not None)
+
+    def to_channels_last(self, node: Node) -> None:
+        """Rewrite the node's attributes for channels-last activations (the pass swaps its values)."""
+
+    def channels_last_constant(self, node: Node, data: np.ndarray) -> np.ndarray:
+        """A constant operand broadcast against N, C, H, W, as this node reads it channels-last."""
+        return permuted_constant(data, keep_rank=False)
+
+    # --- other rewrites passes ask for ----------------------------------------------------------
+    def channel_affine(self, node: Node) -> tuple[np.ndarray, np.ndarray, bool] | None:
+        """For a node computing y = x * scale + shift per channel (axis 1) from constant parameters, as an
+        inference BatchNormalization does: (scale, shift, per_activation) in float64, per_activation True
+        when there is one scale per element of x's C x D1 x ... instead of per channel. Else None
+        (passes/fold_batch_norm folds such nodes into the weights before them)."""
+        return None
+
+    def fold_scale_shift(self, node: Node, scale: np.ndarray, shift: np.ndarray,
+                         constant: Callable[[str, np.ndarray], Value]) -> bool:
+        """Make the node compute its output times `scale` plus `shift` (float64, one per output channel, as
+        a BatchNormalization after it would: passes/fold_batch_norm) by rewriting its constant weights;
+        `constant(base_name, array)` makes a new constant Value. False, node unchanged, when it cannot."""
+        return False
+
+    def take_bias(self, node: Node, bias: Value, out: Value, constant: Callable[[str, np.ndarray], Value]) -> bool:
+        """Make the node also add the constant `bias` (an Add after it, whose output `out` it will write:
+        passes/fuse_matmul_add). False, node unchanged, when it cannot."""
+        return False
+
+    def transposed_reads(self, node: Node) -> dict[int, str]:
+        """Inputs this node can read transposed in their last two axes without a copy: index -> the flag
+        attribute (0 or 1) saying it does (passes/simplify_algebra folds a Transpose into it)."""
+        return {}
+
+    def strided_view(self, node: Node, view: View) -> View | None:
+        """When the output is a strided view of input 0 (passes/recognise_attention reads through such
+        nodes): the output's View given input 0's, else None."""
+        return None
+
+    def input_view(self, node: Node, view: View) -> View | None:
+        """The inverse of strided_view: input 0's View given the output's, for ops whose output is a
+        reordering of all of input 0 (Transpose, reshapes), else None."""
+        return None
+
+    @property
+    def has_strided_view(self) -> bool:
+        return type(self).strided_view is not Op.strided_view
+
+    @property
+    def has_input_view(self) -> bool:
+        return type(self).input_view is not Op.input_view
+
+    def winograd_extra_bytes(self, node: Node, target) -> int | None:
+        """When this node should run as Winograd F(4x4, 3x3) on `target` (passes/choose_winograd marks it):
+        the bytes its transformed weights add; None to keep its direct algorithm."""
+        return None
+
     @property
     def can_lower(self) -> bool:
         return type(self).lower is not Op.lower
@@ -172,6 +284,22 @@ def register_family(make: Callable[..., type[Op]], table: dict[str, Any]) -> Non
 
 def lookup(op_type: str, domain: str = "") -> Op | None:
     return _REGISTRY.get((domain or "", op_type))
+
+
+def of(node: Node) -> Op | None:
+    """The registered op of a node (None for ops mlcc does not know)."""
+    return _REGISTRY.get((node.domain or "", node.op_type))
+
+
+def has_role(node: Node, *roles: Role) -> bool:
+    """Is `node` of the default domain with one of `roles`?"""
+    op = None if node.domain else of(node)
+    return op is not None and op.role in roles
+
+
+def for_role(role: Role) -> Op:
+    """The op of the default domain that takes `role` (for passes making such nodes)."""
+    return _BY_ROLE[role]
 
 
 def all_ops() -> dict[tuple[str, str], Op]:
@@ -282,4 +410,15 @@ def _import_all() -> None:
         importlib.import_module(f"{__name__}.{info.name}")
 
 
+def _roles() -> dict[Role, Op]:
+    taken: dict[Role, Op] = {}
+    for op in _REGISTRY.values():
+        if op.role is not None and not op.domain:
+            if op.role in taken:
+                raise RuntimeError(f"ops {taken[op.role].op_type} and {op.op_type} both take role {op.role.name}")
+            taken[op.role] = op
+    return taken
+
+
 _import_all()
+_BY_ROLE = _roles()

@@ -7,11 +7,12 @@ import numpy as np
 
 from ..ir import Node
 from . import Op, register
+from ._layout import LayoutAttribute
 from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_types
 
 
 @register
-class AveragePool(Op):
+class AveragePool(LayoutAttribute, Op):
     op_type = "AveragePool"
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
 

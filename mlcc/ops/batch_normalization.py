@@ -32,6 +32,18 @@ class BatchNormalization(Op):
     op_type = "BatchNormalization"
     attrs = {"epsilon": 1e-5, "momentum": 0.9, "spatial": 1, "training_mode": 0}
 
+    def channel_affine(self, node: Node) -> tuple[np.ndarray, np.ndarray, bool] | None:
+        x, params = node.inputs[0], node.inputs[1:5]
+        if len(params) != 4 or any(p is None or not p.is_const for p in params) or len(x.shape) < 2:
+            return None
+        per_activation = node.opset < 9 and not node.attrs.get("spatial", 1)  # opset 7's spatial=0
+        channels = int(np.prod(x.shape[1:])) if per_activation else x.shape[1]
+        if not all(p.size == channels for p in params) or x.dtype.kind != "f" or node.attrs.get("training_mode", 0):
+            return None
+        gamma, beta, mean, var = (p.data.astype(np.float64).reshape(-1) for p in params)
+        scale = gamma / np.sqrt(var + np.float64(np.float32(node.attrs["epsilon"])))
+        return scale, beta - mean * scale, per_activation
+
     def infer(self, node: Node):
         if len(node.outputs) == 1:
             return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Node, Value
-from . import REQUIRED, Op, register
+from . import REQUIRED, Op, Role, register
 from ._broadcast import loop_nest
 
 _F16, _F32, _BOOL = np.dtype("float16"), np.dtype("float32"), np.dtype("bool")
@@ -47,6 +47,7 @@ def lower_cast(ctx, x: Value, out: Value, unread: list[Value]) -> None:
 @register
 class Cast(Op):
     op_type = "Cast"
+    role = Role.CAST
     attrs = {"to": REQUIRED, "saturate": 1, "round_mode": "up"}
     elementwise = True
     float16_native = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..ir import Graph, Node, Value
 from . import REQUIRED, Op, lookup, register
 from ._copy import Region, emit_regions, normalize_axis, slabs
+from ._layout import permuted_constant
 
 
 def channel_slices(graph: Graph) -> dict[int, list[int]]:
@@ -59,6 +60,16 @@ class Concat(Op):
     op_type = "Concat"
     attrs = {"axis": REQUIRED}
     gathers_inputs = True
+
+    def runs_channels_last(self, node: Node) -> bool:
+        """Along the channels of 4-D tensors: channels-last, along axis 3."""
+        return int(node.attrs.get("axis", 0)) in (1, -3) and all(len(v.shape) == 4 for v in node.inputs)
+
+    def to_channels_last(self, node: Node) -> None:
+        node.attrs["axis"] = 3
+
+    def channels_last_constant(self, node: Node, data):
+        return permuted_constant(data, keep_rank=True)  # concatenated, not broadcast
 
     def input_offsets(self, node: Node) -> list[int] | None:
         """Each input is a contiguous range of the output when every axis before `axis` has size 1."""

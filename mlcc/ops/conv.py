@@ -15,8 +15,9 @@ from . import Op, _winograd, register
 from . import _conv_direct
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
+from ._fold import MakeConstant, float_const, scaled_bias
 from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, tile_for
-from ._layout import channels_first_view, is_channels_last, to_channels_last
+from ._layout import NHWC, channels_first_view, float_activations, is_channels_last, to_channels_last
 from .concat import output_row_pitch
 
 
@@ -57,6 +58,41 @@ class Conv(Op):
     attrs = dict(CONV_ATTRS)
     epilogue_input = 3
     row_pitch_output = True
+    channels_last_seed = True
+
+    def activation_inputs(self, node: Node) -> list[int]:
+        return [i for i in (0, 3) if node.input(i) is not None]  # x and the fused residual
+
+    def runs_channels_last(self, node: Node) -> bool:
+        """2-D float32 with constant weights and bias (packed channels-last at build time)."""
+        x, w, bias, residual, y = node.inputs[0], node.inputs[1], node.input(2), node.input(3), node.outputs[0]
+        return (float_activations(self, node) and len(x.shape) == 4 and w.is_const and (bias is None or bias.is_const)
+                and (residual is None or residual.shape == y.shape) and not x.is_const)
+
+    def to_channels_last(self, node: Node) -> None:
+        node.attrs["layout"] = NHWC
+
+    def winograd_extra_bytes(self, node: Node, target) -> int | None:
+        w = node.inputs[1]
+        if not is_channels_last(node) or not w.is_const or node.inputs[0].dtype != np.float32:
+            return None
+        geo = conv_geometry(channels_first_view(node))
+        groups = int(node.attrs.get("group", 1))
+        channels = node.inputs[0].shape[-1]
+        if not _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups):
+            return None
+        # 36 transformed points per 3x3 piece of each channel pair, for its 9 or 25 taps
+        transformed = _winograd.POINTS * _winograd.pieces(geo) * w.size // geo.taps
+        return (transformed - w.size) * 4
+
+    def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
+        w, bias = node.inputs[1], node.input(2)
+        if not float_const(w) or (bias is not None and not float_const(bias)) or w.shape[0] != scale.size:
+            return False
+        data = w.data.astype(np.float64) * scale.reshape(-1, *(1,) * (len(w.shape) - 1))
+        node.inputs = [node.inputs[0], constant(f"{w.name}_folded", data.astype(w.dtype)),
+                       scaled_bias(node, scale, shift, constant)]
+        return True
 
     def writes_row_pitch(self, node: Node) -> bool:
         """Channels-last GEMM convolutions write C with a leading dimension (depthwise ones do not)."""

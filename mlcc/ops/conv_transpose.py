@@ -13,6 +13,7 @@ import numpy as np
 from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_transpose_geometry
+from ._fold import MakeConstant, float_const, scaled_bias
 from ._gemm import chunk_columns, packed_size, scratch_budget, tile_for
 
 
@@ -20,6 +21,18 @@ from ._gemm import chunk_columns, packed_size, scratch_budget, tile_for
 class ConvTranspose(Op):
     op_type = "ConvTranspose"
     attrs = {**CONV_ATTRS, "output_padding": None, "output_shape": None}
+
+    def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
+        """The weight is [C, M / group, k...]: output channel g * M/group + j is w[group g's rows, j]."""
+        w, bias = node.inputs[1], node.input(2)
+        groups = int(node.attrs.get("group", 1))
+        if not float_const(w) or (bias is not None and not float_const(bias)) or w.shape[1] * groups != scale.size:
+            return False
+        grouped = w.data.astype(np.float64).reshape(groups, w.shape[0] // groups, w.shape[1], -1)
+        data = (grouped * scale.reshape(groups, 1, w.shape[1], 1)).reshape(w.shape)
+        node.inputs = [node.inputs[0], constant(f"{w.name}_folded", data.astype(w.dtype)),
+                       scaled_bias(node, scale, shift, constant)]
+        return True
 
     def infer(self, node: Node):
         geo = conv_transpose_geometry(node)

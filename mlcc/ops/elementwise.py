@@ -23,7 +23,7 @@ import numpy as np
 from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
-from . import Op, register_family
+from . import Op, Role, register_family
 from ._broadcast import loop_nest
 
 REAL = ("float32", "float64")
@@ -300,6 +300,11 @@ def uses_vmath(code: str) -> bool:
     """Does (narrowed) code call the inline math of the f32-vmath family's header?"""
     return any(f"{name}(" in code for name in _INLINE.values())
 
+# what passes recognising formulas see in these ops (mlcc.ops.Role)
+ROLES = {"Add": Role.ADD, "Sub": Role.SUB, "Mul": Role.MUL, "Div": Role.DIV, "Neg": Role.NEG, "Pow": Role.POW,
+         "Reciprocal": Role.RECIPROCAL, "Sum": Role.SUM, "Sqrt": Role.SQRT, "Exp": Role.EXP, "Erf": Role.ERF,
+         "Tanh": Role.TANH, "Sigmoid": Role.SIGMOID, "Gelu": Role.GELU, "Where": Role.SELECT}
+
 
 def _literal(value, dtype: np.dtype) -> str:
     return _real_literal(value) if np.dtype(dtype).kind == "f" else cnames.int_literal(int(value))
@@ -313,6 +318,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
         attrs = dict(row.attrs)
         domain = row.domain
         float16_native = row.moves_bits
+        role = ROLES.get(op_type)
 
         def body(self, node: Node) -> Body:
             """The node's code, in the first operand's type (narrowed for float32)."""

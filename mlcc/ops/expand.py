@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions
+from ._views import View
 
 
 def broadcast_strides(shape, out_shape) -> list[int]:
@@ -20,6 +21,17 @@ class Expand(Op):
     def infer(self, node: Node):
         const_ints(node, 1, "shape")
         return None
+
+    def strided_view(self, node: Node, view: View) -> View | None:
+        """Broadcast dims read with stride 0."""
+        out = node.outputs[0]
+        rank = len(out.shape)
+        pad = rank - len(view.shape)
+        if pad < 0:
+            return None
+        shape, strides = (1,) * pad + view.shape, (0,) * pad + view.strides
+        new = tuple(0 if d == 1 and o != 1 else s for d, o, s in zip(shape, out.shape, strides))
+        return View(view.value, view.offset, tuple(out.shape), new)
 
     def lower(self, node: Node, ctx) -> None:
         x, out = node.inputs[0], node.outputs[0]

@@ -11,6 +11,7 @@ from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, emit_regions, normalize_axis
+from ._views import View, const_ints
 
 
 def _progression(indices: list[int]) -> int | None:
@@ -23,6 +24,20 @@ def _progression(indices: list[int]) -> int | None:
 class Gather(Op):
     op_type = "Gather"
     attrs = {"axis": 0}
+
+    def strided_view(self, node: Node, view: View) -> View | None:
+        """One constant index: the input with that axis fixed (or kept with extent 1)."""
+        out = node.outputs[0]
+        index = const_ints(node.input(1))
+        if index is None or len(index) != 1:
+            return None
+        axis = node.attrs.get("axis", 0) % len(view.shape)
+        i = index[0] % view.shape[axis]
+        keep = node.inputs[1].shape  # () drops the axis, (1,) keeps it with size 1
+        shape = view.shape[:axis] + tuple(keep) + view.shape[axis + 1:]
+        strides = view.strides[:axis] + (0,) * len(keep) + view.strides[axis + 1:]
+        result = View(view.value, view.offset + i * view.strides[axis], shape, strides)
+        return result if shape == tuple(out.shape) else None
 
     def lower(self, node: Node, ctx) -> None:
         data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]

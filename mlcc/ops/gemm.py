@@ -15,6 +15,7 @@ from ..errors import UnsupportedError
 from ..ir import Node, Value
 from . import Op, register
 from ._epilogue import node_epilogue
+from ._fold import MakeConstant, float_const
 from ._gemm import Operand, bias_strides, emit_gemm
 
 
@@ -51,6 +52,31 @@ class Gemm(Op):
         node.inputs = [*node.inputs[:2], Value(name, np.dtype(np.float32), total.shape, total), *node.inputs[3:]]
         node.attrs["beta"] = 1.0
         return True
+
+    def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
+        """Y = alpha A op(B) + beta C: scale op(B)'s columns; C' = beta C s + t (rows kept if C has them), beta = 1."""
+        b, c = node.inputs[1], node.input(2)
+        if not float_const(b) or (c is not None and not float_const(c)) or len(b.shape) != 2:
+            return False
+        m, n = node.outputs[0].shape
+        if n != scale.size:
+            return False
+        columns = scale[:, None] if node.attrs.get("transB", 0) else scale[None, :]
+        new_b = constant(f"{b.name}_folded", (b.data.astype(np.float64) * columns).astype(b.dtype))
+        if c is None:
+            new_c = constant(f"{node.name}_bias_folded", shift.astype(b.dtype))
+        else:
+            full = np.broadcast_to(c.data.astype(np.float64) * float(node.attrs.get("beta", 1.0)), (m, n))
+            per_row = ((1, 1) + tuple(c.shape))[-2] != 1
+            new_c = constant(f"{c.name}_folded", ((full if per_row else full[0]) * scale + shift).astype(c.dtype))
+        node.inputs = [node.inputs[0], new_b, new_c]
+        node.attrs["beta"] = 1.0
+        return True
+
+    def transposed_reads(self, node: Node) -> dict[int, str]:
+        if node.outputs[0].dtype != np.float32 or len(node.inputs) < 2:
+            return {}
+        return {i: flag for i, flag in enumerate(("transA", "transB")) if len(node.inputs[i].shape) == 2}
 
     def lower(self, node: Node, ctx) -> None:
         a, b, c = node.inputs[0], node.inputs[1], node.input(2)

@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register_family
-from ._layout import is_channels_last
+from ._layout import LayoutAttribute, is_channels_last
 
 TABLE = {
     "GlobalMaxPool": "mlcc_f32_pool_global_max__scalar",
@@ -16,7 +16,7 @@ TABLE = {
 
 
 def _make(op_type: str, kernel: str) -> type[Op]:
-    class GlobalPool(Op):
+    class GlobalPool(LayoutAttribute, Op):
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
             if x.dtype != np.float32:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._copy import emit_memcpy
+from ._views import View, reshaped, unreshaped
 
 
 @register
@@ -14,6 +15,12 @@ class Identity(Op):
     removable_identity = True
     inplace_safe = True
     view_of_input = True
+
+    def strided_view(self, node: Node, view: View) -> View | None:
+        return reshaped(node, view)
+
+    def input_view(self, node: Node, view: View) -> View | None:
+        return unreshaped(node, view)
 
     def lower(self, node: Node, ctx) -> None:
         emit_memcpy(ctx, node.outputs[0], node.inputs[0])

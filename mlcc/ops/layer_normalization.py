@@ -10,13 +10,14 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
-from . import Op, register
+from . import Op, Role, register
 from ._outputs import drop_unread_outputs
 
 
 @register
 class LayerNormalization(Op):
     op_type = "LayerNormalization"
+    role = Role.LAYER_NORMALIZATION
     attrs = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
     def prefers_function(self, proto, opset: int) -> bool:

@@ -10,12 +10,13 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import REQUIRED, Op, register
-from ._layout import is_channels_last
+from ._layout import LayoutAttribute, is_channels_last
 
 
 @register
-class LRN(Op):
+class LRN(LayoutAttribute, Op):
     op_type = "LRN"
+    channels_last_seed = False  # joins a channels-last region, never starts one
     attrs = {"size": REQUIRED, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}
 
     def lower(self, node: Node, ctx) -> None:

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
-from . import Op, register
+from . import Op, Role, lookup, register
 from ._broadcast import loop_nest
 from ._epilogue import node_epilogue
+from ._fold import MakeConstant, float_const
 from ._gemm import Operand, emit_gemm
 
 
@@ -47,6 +48,49 @@ class MatMul(Op):
     op_type = "MatMul"
     quantized_form = "matmul"
     epilogue_input = 2
+    role = Role.MATMUL
+
+    def transposed_reads(self, node: Node) -> dict[int, str]:
+        if node.outputs[0].dtype != np.float32 or len(node.inputs) < 2:
+            return {}
+        return {0: "_trans_a", 1: "_trans_b"}
+
+    @staticmethod
+    def _to_gemm(node: Node) -> None:
+        """The same product as a Gemm (transposed reads kept), which takes a bias."""
+        node.op_type = "Gemm"
+        node.attrs = {"alpha": 1.0, "beta": 1.0, "transA": int(node.attrs.get("_trans_a", 0)),
+                      "transB": int(node.attrs.get("_trans_b", 0))}
+
+    def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
+        """A 2-D float32 product becomes a Gemm so the shift has a bias to go to."""
+        a, b = node.inputs[0], node.inputs[1]
+        if len(a.shape) != 2 or len(b.shape) != 2 or a.dtype != np.float32 or not float_const(b):
+            return False
+        self._to_gemm(node)
+        lookup("Gemm").fold_scale_shift(node, scale, shift, constant)
+        return True
+
+    def take_bias(self, node: Node, bias, out, constant: MakeConstant) -> bool:
+        """A float32 product by a 2-D B becomes a Gemm with the bias as C. A 2-D A makes an ONNX Gemm (the bias
+        may be anything C broadcasts); an N-D A (a transformer's Linear layer over [batch, tokens,
+        features]) makes a Gemm over A's rows flattened (mlcc/ops/gemm.py's internal extension), with a
+        bias along the last axis only."""
+        a, b, product = node.inputs[0], node.inputs[1], node.outputs[0]
+        if (len(b.shape) != 2 or len(a.shape) < 2 or not bias.is_const or out.shape != product.shape
+                or any(v.dtype != np.float32 for v in (a, b, bias, out))):
+            return False
+        if len(a.shape) > 2:  # (with a 2-D A the Add kept the product's shape: the bias has rank 2 at most)
+            if node.attrs.get("_trans_a", 0):  # the flattened rows must be A's own rows
+                return False
+            last = bias.shape[-1] if bias.shape else 1
+            if bias.size != last:  # varies along some axis other than the last
+                return False
+            if len(bias.shape) != 1:
+                bias = constant(f"{bias.name}_row", bias.data.reshape(last))
+        self._to_gemm(node)
+        node.inputs = [node.inputs[0], node.inputs[1], bias]
+        return True
 
     def lower(self, node: Node, ctx) -> None:
         a, b = node.inputs[0], node.inputs[1]

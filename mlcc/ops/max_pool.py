@@ -8,12 +8,13 @@ import numpy as np
 
 from ..ir import Node
 from . import Op, register
+from ._layout import LayoutAttribute
 from ._outputs import drop_unread_outputs, output_used
 from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_types
 
 
 @register
-class MaxPool(Op):
+class MaxPool(LayoutAttribute, Op):
     op_type = "MaxPool"
     attrs = {**POOL_ATTRS, "dilations": None, "storage_order": 0}
 

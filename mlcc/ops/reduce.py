@@ -22,7 +22,7 @@ import numpy as np
 from .. import cnames
 from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
-from . import Op, register_family
+from . import Op, Role, register_family
 from ._copy import fill_literal
 
 SUM_BLOCK = 256
@@ -86,6 +86,8 @@ TABLE: dict[str, Row] = {
 }
 
 MAX_UPDATE = TABLE["ReduceMax"].update
+# what passes recognising formulas see in these ops (mlcc.ops.Role)
+ROLES = {"ReduceSum": Role.REDUCE_SUM, "ReduceMean": Role.REDUCE_MEAN, "ReduceMax": Role.REDUCE_MAX}
 
 
 @dataclass
@@ -159,6 +161,7 @@ def _load(ctype: str, term: str, element: str) -> str:
 def _make(op_type: str, row: Row) -> type[Op]:
     class ReduceOp(Op):
         attrs = {"axes": None, "keepdims": 1, "noop_with_empty_axes": 0}
+        role = ROLES.get(op_type)
 
         def infer(self, node: Node):
             x = node.inputs[0]

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from ..errors import ShapeError
 from ..ir import Node
-from . import Op, register_family
+from . import Op, Role, register_family
 from ._copy import const_ints, emit_memcpy
+from ._views import View, reshaped, unreshaped
 
 # op_type -> (attribute spec, the input naming the new shape or axes (None: attrs only), its name)
 TABLE = {
@@ -26,6 +27,14 @@ def _make(op_type: str, row) -> type[Op]:
         attrs = dict(spec)
         inplace_safe = True
         view_of_input = True  # the planner aliases the output to the input; the memcpy is then not emitted
+        relabels_shape = True
+        role = Role.RESHAPE if op_type == "Reshape" else None
+
+        def strided_view(self, node: Node, view: View) -> View | None:
+            return reshaped(node, view)
+
+        def input_view(self, node: Node, view: View) -> View | None:
+            return unreshaped(node, view)
 
         def infer(self, node: Node):
             if shape_input is not None:

@@ -9,6 +9,23 @@ from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions, normalize_axis
+from ._views import View
+from ._views import const_ints as known_ints
+
+
+def _slice_params(node: Node, rank: int):
+    """(axis, start, end, step) per sliced axis when all are known at build time, else None."""
+    if node.input(1) is not None:
+        starts, ends = known_ints(node.inputs[1]), known_ints(node.input(2))
+        axes = known_ints(node.input(3)) if node.input(3) is not None else list(range(len(starts or [])))
+        steps = known_ints(node.input(4)) if node.input(4) is not None else [1] * len(starts or [])
+    else:
+        starts, ends = node.attrs.get("starts"), node.attrs.get("ends")
+        axes = node.attrs.get("axes") or list(range(len(starts or [])))
+        steps = [1] * len(starts or [])
+    if None in (starts, ends, axes, steps):
+        return None
+    return [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
 
 
 @register
@@ -53,6 +70,22 @@ class Slice(Op):
             return None
         offset = sum(f * k for f, k in zip(first, contiguous_strides(x.shape)))
         return [offset * x.dtype.itemsize]
+
+    def strided_view(self, node: Node, view: View) -> View | None:
+        """Constant parameters with forward steps pick a strided view."""
+        params = _slice_params(node, len(view.shape))
+        if params is None:
+            return None
+        offset, shape, strides = view.offset, list(view.shape), list(view.strides)
+        for axis, start, end, step in params:
+            picked = range(shape[axis])[slice(start, end, step)]
+            if step == 0 or len(picked) == 0:
+                return None
+            offset += picked[0] * strides[axis]
+            shape[axis], strides[axis] = len(picked), strides[axis] * step
+        if any(s < 0 for s in strides) or tuple(shape) != tuple(node.outputs[0].shape):
+            return None
+        return View(view.value, offset, tuple(shape), tuple(strides))
 
     def infer(self, node: Node):
         return [(node.inputs[0].dtype, tuple(self.walk(node)[2]))]  # onnx infers none for opset-1 negative axes

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
-from . import Op, register_family
+from . import Op, Role, register_family
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ TABLE = {
     "Softmax": Row("mlcc_f32_softmax_rows", "mlcc_f32_softmax_strided", 5),
     "LogSoftmax": Row("mlcc_f32_logsoftmax_rows", "mlcc_f32_logsoftmax_strided", 5),
 }
+
+
+ROLES = {"Softmax": Role.SOFTMAX}
 
 
 def softmax_view(node: Node) -> tuple[int, int, int]:
@@ -49,6 +52,7 @@ def softmax_view(node: Node) -> tuple[int, int, int]:
 def _make(op_type: str, row: Row) -> type[Op]:
     class SoftmaxOp(Op):
         attrs = {"axis": None}  # its default depends on the opset
+        role = ROLES.get(op_type)
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
