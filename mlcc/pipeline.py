@@ -68,7 +68,6 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     ops_before = op_counts(graph)
     greedy = plan.greedy_by_size(graph, plan.ALIGN)
     model_weights = sum(v.nbytes for v in graph.constants())
-    graph.target = target  # passes that depend on the target read it (choose_layout)
     if options.verify_each:
         graph.verify()
 
@@ -76,7 +75,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     for pass_name in pass_names:
         options.progress(f"pass {pass_name}")
         started = time.perf_counter()
-        did = passes.get(pass_name)(graph)
+        did = passes.get(pass_name)(graph, target)
         pass_log.append({"pass": pass_name, "seconds": round(time.perf_counter() - started, 4), **did})
         options.after_pass(pass_name, graph)
         if options.verify_each:

@@ -1,15 +1,19 @@
-"""Graph passes. Each lives in its own module `<verb>_<object>.py` exposing `run(graph) -> dict`, the dict
-being what it did (recorded in report.json). PIPELINES lists them per -O level, in order; that list is
-the only place a pass is named.
+"""Graph passes. Each lives in its own module `<verb>_<object>.py` exposing `run(graph) -> dict`, or
+`run(graph, target) -> dict` when its choices depend on the target (mlcc.targets.Target), the dict being
+what it did (recorded in report.json). PIPELINES lists them per -O level, in order; that list is the only
+place a pass is named. Passes ask ops what they can do (mlcc.ops.Op's capabilities and roles), never
+their names (tests/unit/test_passes_ask_ops.py checks).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Callable
 
 from ..errors import UsageError
 from ..ir import Graph
+from ..targets import Target
 
 PIPELINES: dict[int, list[str]] = {
     0: ["fold_constants", "eliminate_dead_code", "widen_float16"],
@@ -28,8 +32,12 @@ def all_pass_names() -> list[str]:
     return sorted({name for names in PIPELINES.values() for name in names})
 
 
-def get(name: str) -> Callable[[Graph], dict]:
-    return importlib.import_module(f"{__name__}.{name}").run
+def get(name: str) -> Callable[[Graph, Target], dict]:
+    """The pass `name` as a function of (graph, target), whether or not it reads the target."""
+    run = importlib.import_module(f"{__name__}.{name}").run
+    if "target" in inspect.signature(run).parameters:
+        return run
+    return lambda graph, target: run(graph)
 
 
 def pipeline(level: int, disabled: list[str] = ()) -> list[str]:

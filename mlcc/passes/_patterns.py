@@ -1,6 +1,5 @@
-"""What the recognise_* passes share: a view of who produces and reads each value, checks that a matched
-group of nodes is closed (nothing outside reads its intermediates), the swap of that group for one node, and
-a small symbolic algebra that turns an elementwise subgraph into a polynomial.
+"""What the recognise_* passes share besides the toolkit (_rewrite.Rewriter): constants read as scalars,
+reduction axes, and a small symbolic algebra that turns an elementwise subgraph into a polynomial.
 
 The polynomial form is what makes the recognisers indifferent to how an exporter associated and ordered a
 formula: x * 0.5 * (1 + erf(x / sqrt 2)), (x * (erf(x * 0.7071) + 1)) * 0.5 and 0.5 * x + 0.5 * x * erf(...)
@@ -12,70 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Node, Value
-from ._rewrite import fresh_name
+from .. import ops
+from ..ir import Node, Value
+from ..ops import Role
+from ._rewrite import Rewriter
 
-ELEMENTWISE_ALGEBRA = ("Add", "Sub", "Mul", "Div", "Neg", "Pow", "Reciprocal")
-
-
-class Matcher:
-    """Producers and readers of every value of `graph`, rebuilt after each rewrite."""
-
-    def __init__(self, graph: Graph):
-        self.graph = graph
-        self.refresh()
-
-    def refresh(self) -> None:
-        self.readers = self.graph.consumers()
-        self.producers = {id(v): n for n in self.graph.nodes for v in n.outputs}
-        self.outputs = {id(v) for v in self.graph.outputs}
-        self.order = {id(n): i for i, n in enumerate(self.graph.nodes)}
-        self.names = {v.name for v in self.graph.values()}
-
-    def fresh(self, base: str) -> str:
-        """A value name not taken yet."""
-        return fresh_name(self.names, base)
-
-    def producer(self, value: Value | None, *op_types: str) -> Node | None:
-        """The default-domain node making `value`, if its op is one of `op_types` (any op when none given)."""
-        node = self.producers.get(id(value)) if value is not None else None
-        if node is None or node.domain or (op_types and node.op_type not in op_types):
-            return None
-        return node
-
-    def readers_of(self, value: Value) -> list[Node]:
-        return self.readers.get(id(value), [])
-
-    def sole_reader(self, value: Value) -> Node | None:
-        """The one node reading `value` (once), when no other node and no graph output needs it."""
-        readers = self.readers_of(value)
-        if id(value) in self.outputs or len(readers) != 1 or readers[0].inputs.count(value) != 1:
-            return None
-        return readers[0]
-
-    def closed(self, nodes: list[Node], result: Value) -> bool:
-        """True when every value the nodes make, except `result`, is read only by these nodes."""
-        members = {id(n) for n in nodes}
-        for node in nodes:
-            for v in node.outputs:
-                if v is result or not v.name:
-                    continue
-                if id(v) in self.outputs or any(id(r) not in members for r in self.readers_of(v)):
-                    return False
-        return True
-
-    def swap(self, nodes: list[Node], new: Node) -> None:
-        """Remove `nodes` and put `new` where the last of them was (it reads only what they could)."""
-        members = {id(n) for n in nodes}
-        last = max(self.order[id(n)] for n in nodes)
-        kept = []
-        for i, n in enumerate(self.graph.nodes):
-            if i == last:
-                kept.append(new)
-            elif id(n) not in members:
-                kept.append(n)
-        self.graph.nodes = kept
-        self.refresh()
+ELEMENTWISE_ALGEBRA = (Role.ADD, Role.SUB, Role.MUL, Role.DIV, Role.NEG, Role.POW, Role.RECIPROCAL)
 
 
 def scalar(value: Value | None) -> float | None:
@@ -165,7 +106,7 @@ class Expander:
 
     MAX_NODES = 40
 
-    def __init__(self, m: Matcher, leaves: dict[int, int], variables: int, inverse_leaves: dict[int, int] | None = None):
+    def __init__(self, m: Rewriter, leaves: dict[int, int], variables: int, inverse_leaves: dict[int, int] | None = None):
         self.m = m
         self.leaves = leaves
         self.inverse_leaves = inverse_leaves or {}
@@ -194,13 +135,13 @@ class Expander:
             return None
         if node not in self.nodes:
             self.nodes.append(node)
-        op, ins = node.op_type, node.inputs
-        if op == "Neg":
+        role, ins = ops.of(node).role, node.inputs
+        if role is Role.NEG:
             p = self.expand(ins[0])
             return None if p is None else poly_scale(p, -1.0)
-        if op == "Reciprocal":
+        if role is Role.RECIPROCAL:
             return self._inverse(ins[0])
-        if op == "Pow":
+        if role is Role.POW:
             exponent = scalar(ins[1])
             p = self.expand(ins[0])
             if p is None or exponent is None or exponent != int(exponent) or not 1 <= exponent <= 4:
@@ -212,15 +153,15 @@ class Expander:
         p = self.expand(ins[0])
         if p is None:
             return None
-        if op == "Div":
+        if role is Role.DIV:
             q = self._inverse(ins[1])
             return None if q is None else poly_mul(p, q)
         q = self.expand(ins[1])
         if q is None:
             return None
-        if op == "Mul":
+        if role is Role.MUL:
             return poly_mul(p, q)
-        return poly_add(p, q, 1.0 if op == "Add" else -1.0)
+        return poly_add(p, q, 1.0 if role is Role.ADD else -1.0)
 
     def _inverse(self, value: Value) -> Poly | None:
         if id(value) in self.inverse_leaves:
@@ -232,15 +173,15 @@ class Expander:
         return self._constant(1.0 / c)
 
 
-def forward_candidates(m: Matcher, start: Value, depth: int, op_types=ELEMENTWISE_ALGEBRA) -> list[Node]:
-    """Nodes of `op_types` reachable from `start` through such nodes within `depth` steps, latest first."""
+def forward_candidates(m: Rewriter, start: Value, depth: int, roles=ELEMENTWISE_ALGEBRA) -> list[Node]:
+    """Nodes of `roles` reachable from `start` through such nodes within `depth` steps, latest first."""
     found: dict[int, Node] = {}
     frontier = [start]
     for _ in range(depth):
         following = []
         for v in frontier:
             for reader in m.readers_of(v):
-                if reader.op_type in op_types and not reader.domain and id(reader) not in found:
+                if ops.has_role(reader, *roles) and id(reader) not in found:
                     found[id(reader)] = reader
                     following.extend(reader.outputs)
         frontier = following

@@ -1,15 +1,22 @@
-"""What the local rewriting passes share: who produces and who reads each value, fresh names, new constants.
+"""The pass toolkit: who produces and who reads each value, fresh names, new constants and nodes, and the
+two ways to edit a graph.
 
-A `Rewriter` takes its maps once; passes edit nodes in place, mark the nodes they remove with `drop` (or
-swap one for new nodes with `replace`), and call `finish()` to apply those. Rewrites keep each consumer's input Value, so the maps stay true for the
-values a pass has not touched yet.
+- Local rewrites edit nodes in place, mark the nodes they remove with `drop` (or swap one for new nodes with
+  `replace`) and call `finish()` once to apply those. They keep each consumer's input Value, so the maps stay
+  true for the values a pass has not touched yet.
+- Recognisers match a group of nodes, check it is `closed` and `swap` it for one node at once; the maps are
+  rebuilt (`refresh`) after each swap.
+
+Nodes are asked for by what their op does (mlcc.ops.Role), never by name.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ..ir import Graph, Node, Value
+from ..ops import Role
 
 
 def fresh_name(taken: set[str], base: str) -> str:
@@ -25,25 +32,55 @@ def fresh_name(taken: set[str], base: str) -> str:
 class Rewriter:
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.consumers = graph.consumers()
-        self.producer = {id(v): n for n in graph.nodes for v in n.outputs}
-        self.graph_outputs = {id(v) for v in graph.outputs}
-        self._names = {v.name for v in graph.values()} | {n.name for n in graph.nodes}
         self._dropped: set[int] = set()
         self._replacements: dict[int, list[Node]] = {}
+        self.refresh()
 
-    def sole_consumer(self, value: Value) -> Node | None:
-        """The one node reading `value` once, when nothing else (no other node, no graph output) needs it."""
-        users = self.consumers.get(id(value), [])
-        if id(value) in self.graph_outputs or len(users) != 1:
+    def refresh(self) -> None:
+        """Rebuild the maps from the graph as it is now."""
+        self.readers = self.graph.consumers()
+        self.producers = {id(v): n for n in self.graph.nodes for v in n.outputs}
+        self.outputs = {id(v) for v in self.graph.outputs}
+        self.order = {id(n): i for i, n in enumerate(self.graph.nodes)}
+        self._names = {v.name for v in self.graph.values()} | {n.name for n in self.graph.nodes}
+
+    # --- looking -----------------------------------------------------------------------------------
+    def producer(self, value: Value | None, *roles: Role) -> Node | None:
+        """The node making `value` if it is a default-domain node not dropped whose op has one of `roles`
+        (any such node when no role is given)."""
+        node = self.producers.get(id(value)) if value is not None else None
+        if node is None or node.domain or id(node) in self._dropped or (roles and not ops.has_role(node, *roles)):
             return None
-        return users[0]
+        return node
 
-    def produced_by(self, value: Value | None, op_types) -> Node | None:
-        node = self.producer.get(id(value)) if value is not None else None
-        return node if node is not None and node.op_type in op_types and node.domain == "" and id(node) not in self._dropped else None
+    def readers_of(self, value: Value) -> list[Node]:
+        return self.readers.get(id(value), [])
 
+    def sole_reader(self, value: Value) -> Node | None:
+        """The one node reading `value` (once), when no other node and no graph output needs it."""
+        readers = self.readers_of(value)
+        if id(value) in self.outputs or len(readers) != 1:
+            return None
+        return readers[0]
+
+    def is_read(self, value: Value) -> bool:
+        """Does a node or a graph output read `value`?"""
+        return id(value) in self.outputs or id(value) in self.readers
+
+    def closed(self, nodes: list[Node], result: Value) -> bool:
+        """True when every value the nodes make, except `result`, is read only by these nodes."""
+        members = {id(n) for n in nodes}
+        for node in nodes:
+            for v in node.outputs:
+                if v is result or not v.name:
+                    continue
+                if id(v) in self.outputs or any(id(r) not in members for r in self.readers_of(v)):
+                    return False
+        return True
+
+    # --- making ------------------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
+        """A value or node name not taken yet."""
         return fresh_name(self._names, base)
 
     def constant(self, base: str, data: np.ndarray) -> Value:
@@ -53,12 +90,13 @@ class Rewriter:
     def value_like(self, base: str, like: Value) -> Value:
         return Value(self.fresh(base), like.dtype, like.shape)
 
-    def node(self, op_type: str, base: str, inputs: list, outputs: list[Value], attrs: dict, like: Node) -> Node:
-        """A new default-domain node at `like`'s opset; the caller puts it in the graph."""
-        node = Node(op_type, self.fresh(base), inputs, outputs, dict(attrs), "", like.opset)
-        self.producer.update({id(v): node for v in outputs})
+    def node(self, role: Role, base: str, inputs: list, outputs: list[Value], attrs: dict, like: Node) -> Node:
+        """A new node of the default-domain op taking `role`, at `like`'s opset; the caller puts it in the graph."""
+        node = Node(ops.for_role(role).op_type, self.fresh(base), inputs, outputs, dict(attrs), "", like.opset)
+        self.producers.update({id(v): node for v in outputs})
         return node
 
+    # --- local rewrites ----------------------------------------------------------------------------
     def drop(self, node: Node) -> None:
         self._dropped.add(id(node))
 
@@ -75,6 +113,20 @@ class Rewriter:
         for n in self.graph.nodes:
             nodes += self._replacements.get(id(n), []) if id(n) in self._dropped else [n]
         self.graph.nodes = nodes
+
+    # --- recognisers -------------------------------------------------------------------------------
+    def swap(self, nodes: list[Node], new: Node) -> None:
+        """Remove `nodes` and put `new` where the last of them was (it reads only what they could)."""
+        members = {id(n) for n in nodes}
+        last = max(self.order[id(n)] for n in nodes)
+        kept = []
+        for i, n in enumerate(self.graph.nodes):
+            if i == last:
+                kept.append(new)
+            elif id(n) not in members:
+                kept.append(n)
+        self.graph.nodes = kept
+        self.refresh()
 
 
 def channel_vector(const: Value, shape: tuple[int, ...], axis: int = 1) -> np.ndarray | None:

@@ -5,6 +5,8 @@ value: equal constants merge first (one copy in the weights blob), so nodes read
 
 from __future__ import annotations
 
+from collections import Counter
+
 import hashlib
 
 import numpy as np
@@ -18,7 +20,7 @@ def run(graph: Graph) -> dict:
     checked: set[int] = set()  # constants compared once
     digests: dict[int, str] = {}
     seen: dict[tuple, Node] = {}
-    kept, merged = [], {}
+    kept, merged = [], Counter()
     merged_constants = 0
     for node in graph.nodes:
         inputs = []
@@ -42,7 +44,7 @@ def run(graph: Graph) -> dict:
             continue
         for mine, theirs in zip(node.outputs, first.outputs):
             subst[id(mine)] = theirs
-        merged[node.op_type] = merged.get(node.op_type, 0) + 1
+        merged[node.op_type] += 1
     graph.nodes = kept
     graph.outputs = [subst.get(id(v), v) for v in graph.outputs]
     return {"merged_nodes": sum(merged.values()), "by_op": dict(sorted(merged.items())),

@@ -7,15 +7,17 @@ this pass drops the nodes so their results become weights.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..ir import Graph
 
 
 def run(graph: Graph) -> dict:
-    kept, folded = [], {}
+    kept, folded = [], Counter()
     for node in graph.nodes:
         live_outputs = [v for v in node.outputs if v.name]
         if live_outputs and all(v.is_const for v in live_outputs):
-            folded[node.op_type] = folded.get(node.op_type, 0) + 1
+            folded[node.op_type] += 1
         else:
             kept.append(node)
     graph.nodes = kept

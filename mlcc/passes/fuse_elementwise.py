@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from .. import ops
 from ..ir import Graph, Node
+from ..ops.fused_elementwise import FusedElementwise
 
 
 def _fusable(node: Node) -> bool:
-    op = ops.lookup(node.op_type, node.domain)
+    op = ops.of(node)
     return (op is not None and op.elementwise and callable(getattr(op, "fusable", None))
             and len(node.outputs) == 1 and op.fusable(node))
 
@@ -52,8 +53,8 @@ def run(graph: Graph) -> dict:
                 if v is not None and id(v) not in inside and all(v is not e for e in external):
                     external.append(v)
         root = members[-1]
-        fused = Node("FusedElementwise", root.name, external, [root.outputs[0]],
-                     {"body": members}, domain="mlcc", opset=1)
+        fused = Node(FusedElementwise.op_type, root.name, external, [root.outputs[0]],
+                     {"body": members}, domain=FusedElementwise.domain, opset=1)
         replaced[id(root)] = fused
     graph.nodes = [replaced.get(id(n), n) for n in graph.nodes if id(n) not in grouped or id(n) in replaced]
     fused_ops = sum(len(g) for g in groups)

@@ -15,17 +15,14 @@ import numpy as np
 
 from .. import ops
 from ..ir import Graph, Node, Value
-from ._patterns import Matcher
-
-
-def _op(node: Node):
-    return ops.lookup(node.op_type, node.domain)
+from ..ops import Role
+from ._rewrite import Rewriter
 
 
 class _Chain:
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.view = Matcher(graph)  # readers and graph outputs, refreshed after each absorb
+        self.view = Rewriter(graph)  # readers and graph outputs, refreshed after each absorb
         self.removed: set[int] = set()
 
     def sole_reader(self, value: Value) -> Node | None:
@@ -43,7 +40,7 @@ class _Chain:
 
     # --- the links ------------------------------------------------------------------------------
     def other_operand(self, add: Node, value: Value) -> Value | None:
-        if add.op_type not in ("Add", "Sum") or add.domain or len(add.inputs) != 2:  # Sum of two is an Add
+        if not ops.has_role(add, Role.ADD, Role.SUM) or len(add.inputs) != 2:  # Sum of two is an Add
             return None
         a, b = add.inputs
         other = b if a is value else a if b is value else None
@@ -77,7 +74,7 @@ class _Chain:
             return None
         if len(readers) == 1:
             act = readers[0]
-            found = act.inputs[0] is out and _op(act) is not None and _op(act).fused_activation(act)
+            found = act.inputs[0] is out and ops.of(act) is not None and ops.of(act).fused_activation(act)
             if not found or act.outputs[0].shape != out.shape:
                 return None
             kind, a, b = found
@@ -85,8 +82,8 @@ class _Chain:
             self.absorb(node, act)
             return kind
         if len(readers) == 2:  # SiLU: Mul(x, Sigmoid(x))
-            sig = next((r for r in readers if r.op_type == "Sigmoid" and not r.domain), None)
-            mul = next((r for r in readers if r.op_type == "Mul" and not r.domain), None)
+            sig = next((r for r in readers if ops.has_role(r, Role.SIGMOID)), None)
+            mul = next((r for r in readers if ops.has_role(r, Role.MUL)), None)
             if (sig is None or mul is None or self.sole_reader(sig.outputs[0]) is not mul
                     or {id(v) for v in mul.inputs} != {id(out), id(sig.outputs[0])}
                     or mul.outputs[0].shape != out.shape):
@@ -107,7 +104,7 @@ def run(graph: Graph) -> dict:
         fused[what] = fused.get(what, 0) + 1
 
     for node in list(graph.nodes):
-        op = _op(node)
+        op = ops.of(node)
         if (id(node) in chain.removed or op is None or op.epilogue_input is None
                 or node.outputs[0].dtype != np.float32 or "activation" in node.attrs
                 or len(node.inputs) > op.epilogue_input):

@@ -25,14 +25,16 @@ from ..errors import MlccError
 from ..ir import Graph, Node, Value
 from ..ops._conv import CONV_ATTRS, conv_geometry
 from ..ops._qs8 import fixed_point, folded_bias, padded_rows
-from ..ops.quantized_mat_mul import DOMAIN
-from ._patterns import Matcher
+from ..ops.q_linear_mat_mul import QLinearMatMul
+from ..ops.quantized_conv import QuantizedConv
+from ..ops.quantized_mat_mul import QuantizedMatMul
+from ._rewrite import Rewriter
 
 EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
 
 
 def _op(node: Node | None):
-    return ops.lookup(node.op_type, node.domain) if node is not None else None
+    return ops.of(node) if node is not None else None
 
 
 class _Quant:
@@ -52,7 +54,7 @@ class _Quant:
             self.axis = int(node.attrs.get("axis", 1))
 
 
-def _dequantized(m: Matcher, value: Value | None) -> _Quant | None:
+def _dequantized(m: Rewriter, value: Value | None) -> _Quant | None:
     node = m.producers.get(id(value)) if value is not None else None
     if node is None:
         return None
@@ -60,7 +62,7 @@ def _dequantized(m: Matcher, value: Value | None) -> _Quant | None:
     return q if q.ok and node.inputs[0].dtype in EIGHT_BIT + (np.dtype(np.int32),) else None
 
 
-def _output_island(m: Matcher, value: Value) -> tuple[list[Node], tuple[str, float, float] | None, _Quant] | None:
+def _output_island(m: Rewriter, value: Value) -> tuple[list[Node], tuple[str, float, float] | None, _Quant] | None:
     """The nodes after the op up to the QuantizeLinear (an optional fusable activation, then Q)."""
     nodes, activation = [], None
     reader = m.sole_reader(value)
@@ -103,7 +105,7 @@ def _weights(form: str, node: Node, w: np.ndarray) -> tuple[np.ndarray, int] | N
     return w.T, 1
 
 
-def _integer_op(m: Matcher, node: Node, form: str) -> tuple[Node, list[Node]] | str:
+def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] | str:
     """The integer node for an island around `node` and the nodes it replaces, or why it stays float."""
     x = _dequantized(m, node.inputs[0])
     w = _dequantized(m, node.inputs[1])
@@ -172,10 +174,10 @@ def _integer_op(m: Matcher, node: Node, form: str) -> tuple[Node, list[Node]] | 
         attrs.update(kernel=pad(geo.kernel), stride=pad(geo.stride), dilation=pad(geo.dilation),
                      pad_begin=[0] * (2 - len(geo.pad)) + [int(i) for i in geo.pad],
                      group=int(node.attrs.get("group", 1)), x_zero=int(x.zero[0]))
-        op_type = "QuantizedConv"
+        integer_op = QuantizedConv
     else:
         attrs["k"] = rows.shape[1]
-        op_type = "QuantizedMatMul"
+        integer_op = QuantizedMatMul
     base = node.name
     constants = [Value(m.fresh(f"{base}_qweights"), np.dtype(np.int8), (n, -(-rows.shape[1] // 16) * 16)),
                  Value(m.fresh(f"{base}_qbias"), np.dtype(np.int32), (n,)),
@@ -184,18 +186,17 @@ def _integer_op(m: Matcher, node: Node, form: str) -> tuple[Node, list[Node]] | 
     for value, data in zip(constants, (padded_rows(rows), folded, *requant)):
         value.data = np.ascontiguousarray(data)
         value.shape = tuple(data.shape)
-        m.names.add(value.name)
-    return Node(op_type, base, [x_q, *constants], [y_value], attrs, DOMAIN, 1), after
+    return Node(integer_op.op_type, base, [x_q, *constants], [y_value], attrs, integer_op.domain, 1), after
 
 
 def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
     inputs = [a.node.inputs[0], a.node.inputs[1], a.node.input(2), b.node.inputs[0], b.node.inputs[1],
               b.node.input(2), q.inputs[1], q.input(2)]
-    return Node("QLinearMatMul", node.name, inputs, [q.outputs[0]], {}, "", 21)
+    return Node(QLinearMatMul.op_type, node.name, inputs, [q.outputs[0]], {}, QLinearMatMul.domain, 21)
 
 
 def run(graph: Graph) -> dict:
-    m = Matcher(graph)
+    m = Rewriter(graph)
     made: Counter = Counter()
     kept: Counter = Counter()
     for node in list(graph.nodes):

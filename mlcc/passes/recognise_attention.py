@@ -15,92 +15,29 @@ intermediate of the core (scores, probabilities) is read elsewhere or is a graph
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from math import prod
-
 import numpy as np
 
+from .. import ops
 from ..ir import Graph, Node, Value
+from ..ops import Role
 from ..ops._attention import broadcast_strides
-from ..ops.fused_attention import DOMAIN
+from ..ops._views import View, contiguous, reshape_strides  # noqa: F401 (reshape_strides: tests import it here)
+from ..ops.fused_attention import FusedAttention
 from ..ops.softmax import softmax_view
-from ._patterns import Matcher, scalar
+from ._patterns import scalar
+from ._rewrite import Rewriter
 
-SHAPE_VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
-INPUT_VIEWS = ("Transpose", *SHAPE_VIEWS, "Gather", "Slice", "Expand", "Mul", "Div")
-OUTPUT_VIEWS = ("Transpose", *SHAPE_VIEWS)
+SCALES = (Role.MUL, Role.DIV)
 MAX_CHAIN = 12
-
-
-@dataclass
-class View:
-    """Elements of `value` seen at offset + sum(index * strides) with the given shape."""
-    value: Value
-    offset: int
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-
-
-def contiguous(value: Value) -> View:
-    strides, step = [], 1
-    for d in reversed(value.shape):
-        strides.append(step)
-        step *= d
-    return View(value, 0, tuple(value.shape), tuple(reversed(strides)))
-
-
-def reshape_strides(shape, strides, new_shape) -> tuple[int, ...] | None:
-    """Strides showing a strided view of `shape` as `new_shape` without a copy (numpy's rule), or None."""
-    if prod(shape) != prod(new_shape) or prod(shape) == 0:
-        return None
-    old = [(d, s) for d, s in zip(shape, strides) if d != 1]
-    new = list(new_shape)
-    out = [0] * len(new)
-    oi, oj, ni, nj = 0, 1, 0, 1
-    while ni < len(new) and oi < len(old):
-        n_size, o_size = new[ni], old[oi][0]
-        while n_size != o_size:
-            if n_size < o_size:
-                n_size *= new[nj]
-                nj += 1
-            else:
-                o_size *= old[oj][0]
-                oj += 1
-        if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(oi, oj - 1)):
-            return None
-        out[nj - 1] = old[oj - 1][1]
-        for k in range(nj - 1, ni, -1):
-            out[k - 1] = out[k] * new[k]
-        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
-    return tuple(out)
-
-
-def _const_ints(value: Value | None) -> list[int] | None:
-    if value is None or not value.is_const or value.dtype.kind not in "iu":
-        return None
-    return [int(i) for i in value.data.reshape(-1)]
-
-
-def _slice_params(node: Node, rank: int):
-    if node.input(1) is not None:
-        starts, ends = _const_ints(node.inputs[1]), _const_ints(node.input(2))
-        axes = _const_ints(node.input(3)) if node.input(3) is not None else list(range(len(starts or [])))
-        steps = _const_ints(node.input(4)) if node.input(4) is not None else [1] * len(starts or [])
-    else:
-        starts, ends = node.attrs.get("starts"), node.attrs.get("ends")
-        axes = node.attrs.get("axes") or list(range(len(starts or [])))
-        steps = [1] * len(starts or [])
-    if None in (starts, ends, axes, steps):
-        return None
-    return [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
 
 
 def data_input(node: Node) -> Value | None:
     """The input a view node's output is a view of (for a scalar Mul/Div: the non-constant operand)."""
-    if node.op_type in ("Mul", "Div"):
+    if ops.has_role(node, *SCALES):
+        divides = ops.has_role(node, Role.DIV)
         a, b = node.inputs
-        factor = scalar(b) if node.op_type == "Div" or not a.is_const else scalar(a)
-        data = a if (node.op_type == "Div" or not a.is_const) else b
+        factor = scalar(b) if divides or not a.is_const else scalar(a)
+        data = a if (divides or not a.is_const) else b
         if factor is None or factor == 0 or data.is_const or data.shape != node.outputs[0].shape or data.dtype.kind != "f":
             return None
         return data
@@ -108,83 +45,41 @@ def data_input(node: Node) -> Value | None:
 
 
 def scale_factor(node: Node) -> float:
-    if node.op_type == "Mul":
+    if ops.has_role(node, Role.MUL):
         return scalar(node.inputs[1]) if not node.inputs[0].is_const else scalar(node.inputs[0])
-    if node.op_type == "Div":
+    if ops.has_role(node, Role.DIV):
         return 1.0 / scalar(node.inputs[1])
     return 1.0
 
 
+def is_input_view(node: Node) -> bool:
+    """Can an operand be read through this node: a strided view (`Op.strided_view`) or a scalar scale?"""
+    op = ops.of(node)
+    return op is not None and not node.domain and (op.has_strided_view or op.role in SCALES)
+
+
+def is_output_view(node: Node) -> bool:
+    """Can the result be written through this node: a reordering of all of its input (`Op.input_view`)?"""
+    op = ops.of(node)
+    return op is not None and not node.domain and op.has_input_view
+
+
 def step_view(node: Node, view: View) -> View | None:
     """The view of node's output, given the view of its data input."""
-    out = node.outputs[0]
-    op = node.op_type
-    if op in ("Mul", "Div"):
+    if ops.has_role(node, *SCALES):
         return view
-    if op == "Transpose":
-        perm = node.attrs.get("perm") or list(range(len(view.shape)))[::-1]
-        return View(view.value, view.offset, tuple(view.shape[p] for p in perm), tuple(view.strides[p] for p in perm))
-    if op in SHAPE_VIEWS:
-        strides = reshape_strides(view.shape, view.strides, out.shape)
-        return None if strides is None else View(view.value, view.offset, tuple(out.shape), strides)
-    if op == "Gather":
-        index = _const_ints(node.input(1))
-        if index is None or len(index) != 1:
-            return None
-        axis = node.attrs.get("axis", 0) % len(view.shape)
-        i = index[0] % view.shape[axis]
-        keep = node.inputs[1].shape  # () drops the axis, (1,) keeps it with size 1
-        shape = view.shape[:axis] + tuple(keep) + view.shape[axis + 1:]
-        strides = view.strides[:axis] + (0,) * len(keep) + view.strides[axis + 1:]
-        result = View(view.value, view.offset + i * view.strides[axis], shape, strides)
-        return result if shape == tuple(out.shape) else None
-    if op == "Slice":
-        params = _slice_params(node, len(view.shape))
-        if params is None:
-            return None
-        offset, shape, strides = view.offset, list(view.shape), list(view.strides)
-        for axis, start, end, step in params:
-            picked = range(shape[axis])[slice(start, end, step)]
-            if step == 0 or len(picked) == 0:
-                return None
-            offset += picked[0] * strides[axis]
-            shape[axis], strides[axis] = len(picked), strides[axis] * step
-        if any(s < 0 for s in strides) or tuple(shape) != tuple(out.shape):
-            return None
-        return View(view.value, offset, tuple(shape), tuple(strides))
-    if op == "Expand":
-        rank = len(out.shape)
-        pad = rank - len(view.shape)
-        if pad < 0:
-            return None
-        shape, strides = (1,) * pad + view.shape, (0,) * pad + view.strides
-        new = tuple(0 if d == 1 and o != 1 else s for d, o, s in zip(shape, out.shape, strides))
-        return View(view.value, view.offset, tuple(out.shape), new)
-    return None
-
-
-def inverse_step(node: Node, view: View) -> View | None:
-    """The view of node's input, given the view of its output (Transposes and reshapes only)."""
-    data = node.inputs[0]
-    if node.op_type == "Transpose":
-        perm = node.attrs.get("perm") or list(range(len(view.shape)))[::-1]
-        strides = [0] * len(perm)
-        for i, p in enumerate(perm):
-            strides[p] = view.strides[i]
-        return View(view.value, view.offset, tuple(data.shape), tuple(strides))
-    strides = reshape_strides(view.shape, view.strides, data.shape)
-    return None if strides is None else View(view.value, view.offset, tuple(data.shape), strides)
+    return ops.of(node).strided_view(node, view)
 
 
 class _Operand:
     """An operand of the core followed back through view nodes: `chain` from the operand down."""
 
-    def __init__(self, m: Matcher, value: Value):
+    def __init__(self, m: Rewriter, value: Value):
         self.value, self.chain = value, []
         v = value
         while len(self.chain) < MAX_CHAIN and id(v) not in m.outputs:
-            node = m.producer(v, *INPUT_VIEWS)
-            data = None if node is None else data_input(node)
+            node = m.producer(v)
+            data = None if node is None or not is_input_view(node) else data_input(node)
             if data is None:
                 break
             self.chain.append(node)
@@ -205,7 +100,7 @@ class _Operand:
         self.chain = kept
         return view, factor
 
-    def cut_at(self, m: Matcher, members: set[int]) -> bool:
+    def cut_at(self, m: Rewriter, members: set[int]) -> bool:
         """Cut the chain above the first node whose output something outside `members` reads."""
         for i, node in enumerate(self.chain):
             v = node.outputs[0]
@@ -216,9 +111,9 @@ class _Operand:
 
 
 def run(graph: Graph) -> dict:
-    m = Matcher(graph)
+    m = Rewriter(graph)
     found, absorbed = 0, 0
-    for softmax in [n for n in graph.nodes if n.op_type == "Softmax" and not n.domain]:
+    for softmax in [n for n in graph.nodes if ops.has_role(n, Role.SOFTMAX)]:
         if any(softmax is n for n in graph.nodes):
             done = _rewrite(m, softmax)
             if done is not None:
@@ -239,7 +134,7 @@ def _pad4(view: View, swap: bool) -> View | None:
     return View(view.value, view.offset, tuple(shape), tuple(0 if d == 1 else s for d, s in zip(shape, strides)))
 
 
-def _rewrite(m: Matcher, softmax: Node) -> int | None:
+def _rewrite(m: Rewriter, softmax: Node) -> int | None:
     p = softmax.outputs[0]
     if p.dtype != np.float32 or not 2 <= len(p.shape) <= 4:
         return None
@@ -247,12 +142,12 @@ def _rewrite(m: Matcher, softmax: Node) -> int | None:
     if inner != 1 or n != p.shape[-1]:
         return None
     mm2 = m.sole_reader(p)
-    if mm2 is None or mm2.op_type != "MatMul" or mm2.domain or mm2.inputs[0] is not p or mm2.attrs.get("_trans_a", 0):
+    if mm2 is None or not ops.has_role(mm2, Role.MATMUL) or mm2.inputs[0] is not p or mm2.attrs.get("_trans_a", 0):
         return None
     core = [softmax, mm2]
     # the scores, back from the Softmax: Where, Add, scales, then the product
     scores, keep, keep_when, fill, add_mask, scale = softmax.inputs[0], None, True, float("-inf"), None, 1.0
-    node = m.producer(scores, "Where")
+    node = m.producer(scores, Role.SELECT)
     if node is not None and m.sole_reader(scores) is softmax:
         cond, a, b = node.inputs
         if scalar(b) is not None and not a.is_const:
@@ -261,21 +156,21 @@ def _rewrite(m: Matcher, softmax: Node) -> int | None:
             keep, scores, fill, keep_when = cond, b, scalar(a), False
         if keep is not None:
             core.append(node)
-    node = m.producer(scores, "Add")
+    node = m.producer(scores, Role.ADD)
     if node is not None and m.sole_reader(scores) is not None:
         for i in (0, 1):
             if _leads_to_matmul(m, node.inputs[i]):
                 add_mask, scores = node.inputs[1 - i], node.inputs[i]
                 core.append(node)
                 break
-    while (node := m.producer(scores, "Mul", "Div")) is not None and m.sole_reader(scores) is not None:
+    while (node := m.producer(scores, *SCALES)) is not None and m.sole_reader(scores) is not None:
         data = data_input(node)
         if data is None:
             break
         scale *= scale_factor(node)
         core.append(node)
         scores = data
-    mm1 = m.producer(scores, "MatMul")
+    mm1 = m.producer(scores, Role.MATMUL)
     if mm1 is None or m.sole_reader(scores) is None or any(v.dtype != np.float32 for v in [*mm1.inputs, *mm2.inputs]):
         return None
     core.append(mm1)
@@ -327,23 +222,23 @@ def _rewrite(m: Matcher, softmax: Node) -> int | None:
         inputs.pop()
     group = [*core, *(n for o in operands for n in o.chain), *out_chain]
     group = list({id(n): n for n in group}.values())
-    fused = Node("FusedAttention", mm2.name, inputs, [y.value], attrs, DOMAIN, 1)
+    fused = Node(FusedAttention.op_type, mm2.name, inputs, [y.value], attrs, FusedAttention.domain, 1)
     m.swap(group, fused)
     return len(group) - len(core)
 
 
-def _leads_to_matmul(m: Matcher, value: Value) -> bool:
+def _leads_to_matmul(m: Rewriter, value: Value) -> bool:
     """value is a product of two tensors, maybe scaled by scalars (the scores, not the mask)."""
-    while (node := m.producer(value, "Mul", "Div")) is not None and data_input(node) is not None:
+    while (node := m.producer(value, *SCALES)) is not None and data_input(node) is not None:
         value = data_input(node)
-    return m.producer(value, "MatMul") is not None
+    return m.producer(value, Role.MATMUL) is not None
 
 
-def _output_chain(m: Matcher, y: Value) -> list[Node]:
+def _output_chain(m: Rewriter, y: Value) -> list[Node]:
     chain, v = [], y
     while len(chain) < MAX_CHAIN:
         reader = m.sole_reader(v)
-        if reader is None or reader.domain or reader.op_type not in OUTPUT_VIEWS or reader.inputs[0] is not v:
+        if reader is None or not is_output_view(reader) or reader.inputs[0] is not v:
             break
         chain.append(reader)
         v = reader.outputs[0]
@@ -356,7 +251,7 @@ def _output_view(y: Value, chain: list[Node]) -> tuple[View, list[Node]]:
     while chain:
         view = contiguous(chain[-1].outputs[0])
         for node in reversed(chain):
-            view = inverse_step(node, view)
+            view = ops.of(node).input_view(node, view)
             if view is None:
                 break
         if view is not None and (view.strides[-1] == 1 or view.shape[-1] == 1):

@@ -13,30 +13,33 @@ from __future__ import annotations
 
 from math import pi, sqrt
 
+from .. import ops
 from ..ir import Graph, Node, Value
-from ._patterns import ELEMENTWISE_ALGEBRA, Expander, Matcher, forward_candidates, matches
+from ..ops import Role
+from ._patterns import ELEMENTWISE_ALGEBRA, Expander, forward_candidates, matches
+from ._rewrite import Rewriter
 
 GELU_SINCE = 20
 SQRT_2_OVER_PI = sqrt(2.0 / pi)
 # the argument of the special function, over x
 ARGUMENTS = {
-    "Erf": ("none", {(1,): 1.0 / sqrt(2.0)}),
-    "Tanh": ("tanh", {(1,): SQRT_2_OVER_PI, (3,): SQRT_2_OVER_PI * 0.044715}),
+    Role.ERF: ("none", {(1,): 1.0 / sqrt(2.0)}),
+    Role.TANH: ("tanh", {(1,): SQRT_2_OVER_PI, (3,): SQRT_2_OVER_PI * 0.044715}),
 }
 OUTER = {(1, 0): 0.5, (1, 1): 0.5}  # 0.5 x + 0.5 x f over (x, f)
 
 
 def run(graph: Graph) -> dict:
-    m = Matcher(graph)
+    m = Rewriter(graph)
     found = {"none": 0, "tanh": 0}
-    for special in [n for n in graph.nodes if n.op_type in ARGUMENTS and not n.domain]:
+    for special in [n for n in graph.nodes if ops.has_role(n, *ARGUMENTS)]:
         approximate = _rewrite(m, special)
         if approximate:
             found[approximate] += 1
     return {"gelu_erf": found["none"], "gelu_tanh": found["tanh"]}
 
 
-def _argument_nodes(m: Matcher, value: Value, limit: int = 12) -> list[Value]:
+def _argument_nodes(m: Rewriter, value: Value, limit: int = 12) -> list[Value]:
     """Values the argument is computed from through elementwise algebra, deepest first: candidates for x."""
     seen, order, stack = set(), [], [value]
     while stack and len(order) < limit:
@@ -51,8 +54,8 @@ def _argument_nodes(m: Matcher, value: Value, limit: int = 12) -> list[Value]:
     return order[::-1]
 
 
-def _rewrite(m: Matcher, special: Node) -> str | None:
-    approximate, argument = ARGUMENTS[special.op_type]
+def _rewrite(m: Rewriter, special: Node) -> str | None:
+    approximate, argument = ARGUMENTS[ops.of(special).role]
     f = special.outputs[0]
     if f.dtype.kind != "f":
         return None
@@ -72,7 +75,8 @@ def _rewrite(m: Matcher, special: Node) -> str | None:
             group = list({id(n): n for n in [*inner.nodes, special, *outer.nodes]}.values())
             if not m.closed(group, y):
                 continue
-            gelu = Node("Gelu", last.name, [x], [y], {"approximate": approximate}, "", max(special.opset, GELU_SINCE))
+            gelu = Node(ops.for_role(Role.GELU).op_type, last.name, [x], [y], {"approximate": approximate}, "",
+                        max(special.opset, GELU_SINCE))
             m.swap(group, gelu)
             return approximate
         return None

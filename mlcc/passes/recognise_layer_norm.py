@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops
 from ..ir import Graph, Node, Value
-from ._patterns import Expander, Matcher, forward_candidates, keeps_dims, matches, reduce_axes, scalar, trimmed
+from ..ops import Role
+from ._patterns import Expander, forward_candidates, keeps_dims, matches, reduce_axes, scalar, trimmed
+from ._rewrite import Rewriter
 
 LAYER_NORM_SINCE = 17
 SQUARED_DIFFERENCE = {(2, 0): 1.0, (1, 1): -2.0, (0, 2): 1.0}  # (x - mean)^2 over (x, mean)
@@ -24,9 +27,9 @@ X_R, MEAN_R, ONE = (1, 0, 1), (0, 1, 1), (0, 0, 0)  # monomials over (x, mean, 1
 
 
 def run(graph: Graph) -> dict:
-    m = Matcher(graph)
+    m = Rewriter(graph)
     found = 0
-    for mean in [n for n in graph.nodes if n.op_type == "ReduceMean" and not n.domain]:
+    for mean in [n for n in graph.nodes if ops.has_role(n, Role.REDUCE_MEAN)]:
         if any(mean is n for n in graph.nodes) and _rewrite(m, mean):
             found += 1
     return {"layer_normalization": found}
@@ -40,15 +43,15 @@ def _trailing_axis(node: Node, rank: int) -> int | None:
     return axes[0]
 
 
-def _rewrite(m: Matcher, mean_node: Node) -> bool:
+def _rewrite(m: Rewriter, mean_node: Node) -> bool:
     x, mean = mean_node.inputs[0], mean_node.outputs[0]
     if x.dtype not in (np.float32, np.float16) or not x.shape:
         return False
     axis = _trailing_axis(mean_node, len(x.shape))
     if axis is None:
         return False
-    for var_node in forward_candidates(m, mean, 3, ("Sub", "Mul", "Pow", "ReduceMean")):
-        if var_node.op_type != "ReduceMean" or _trailing_axis(var_node, len(x.shape)) != axis:
+    for var_node in forward_candidates(m, mean, 3, (Role.SUB, Role.MUL, Role.POW, Role.REDUCE_MEAN)):
+        if not ops.has_role(var_node, Role.REDUCE_MEAN) or _trailing_axis(var_node, len(x.shape)) != axis:
             continue
         variance = Expander(m, {id(x): 0, id(mean): 1}, 2)
         p = variance.expand(var_node.inputs[0])
@@ -68,21 +71,21 @@ def _rewrite(m: Matcher, mean_node: Node) -> bool:
 
 
 def _epsilon(add: Node, var: Value) -> float | None:
-    if add.op_type != "Add" or add.domain or var not in add.inputs or add.outputs[0].shape != var.shape:
+    if not ops.has_role(add, Role.ADD) or var not in add.inputs or add.outputs[0].shape != var.shape:
         return None
     eps = scalar(add.inputs[1] if add.inputs[0] is var else add.inputs[0])
     return eps if eps is not None and eps >= 0 else None
 
 
-def _finish(m: Matcher, x: Value, axis: int, eps: float, shifted: Value, nodes: list[Node], root: Node) -> bool:
+def _finish(m: Rewriter, x: Value, axis: int, eps: float, shifted: Value, nodes: list[Node], root: Node) -> bool:
     """With `shifted` = var + eps found: `root` is its Sqrt (divided by later) or Pow(., -0.5); find the
     output."""
     if root.domain or root.inputs[0] is not shifted:
         return False
     std = root.outputs[0]
-    if root.op_type == "Sqrt":
+    if ops.has_role(root, Role.SQRT):
         leaves, inverse_leaves = {id(x): 0, id(nodes[0].outputs[0]): 1}, {id(std): 2}
-    elif root.op_type == "Pow" and scalar(root.inputs[1]) == -0.5:
+    elif ops.has_role(root, Role.POW) and scalar(root.inputs[1]) == -0.5:
         leaves, inverse_leaves = {id(x): 0, id(nodes[0].outputs[0]): 1, id(std): 2}, {}
     else:
         return False
@@ -104,7 +107,8 @@ def _finish(m: Matcher, x: Value, axis: int, eps: float, shifted: Value, nodes: 
         if beta is not None:
             inputs.append(Value(m.fresh(f"{last.name}_bias"), x.dtype, beta.shape, beta.astype(x.dtype)))
         opset = max(nodes[0].opset, LAYER_NORM_SINCE)
-        ln = Node("LayerNormalization", last.name, inputs, [y], {"axis": axis, "epsilon": eps, "stash_type": 1}, "", opset)
+        ln = Node(ops.for_role(Role.LAYER_NORMALIZATION).op_type, last.name, inputs, [y],
+                  {"axis": axis, "epsilon": eps, "stash_type": 1}, "", opset)
         m.swap(group, ln)
         return True
     return False

@@ -6,6 +6,8 @@ are still read is kept.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from .. import ops
 from ..ir import Graph
 
@@ -13,13 +15,13 @@ from ..ir import Graph
 def run(graph: Graph) -> dict:
     uses = graph.consumers()
     outputs = {id(v) for v in graph.outputs}
-    kept, removed = [], {}
+    kept, removed = [], Counter()
     for node in graph.nodes:
-        op = ops.lookup(node.op_type, node.domain)
+        op = ops.of(node)
         extra_used = any(id(v) in uses or id(v) in outputs for v in node.outputs[1:])
         if op is not None and op.removable_identity and op.forwards_input(node) and not extra_used:
             graph.replace_uses(node.outputs[0], node.inputs[0])
-            removed[node.op_type] = removed.get(node.op_type, 0) + 1
+            removed[node.op_type] += 1
         else:
             kept.append(node)
     graph.nodes = kept

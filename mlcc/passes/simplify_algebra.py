@@ -3,10 +3,11 @@
 - x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 are x, when broadcasting the constant changes neither shape nor dtype;
 - x / c by a float constant is x * (1 / c);
 - consecutive Transposes compose into one, an identity Transpose goes, a Transpose of a constant is folded;
-- consecutive Reshape, Flatten, Squeeze and Unsqueeze collapse into one Reshape, one to the same shape goes;
-- a Transpose of the last two axes feeding a float32 MatMul or a Gemm becomes the product's own transposed
-  read (Gemm's transA/transB, MatMul's internal `_trans_a`/`_trans_b`: operand strides, no copy).
-Nodes left unread by these rewrites are removed.
+- consecutive nodes that relabel a shape (`Op.relabels_shape`: Reshape, Flatten, Squeeze, Unsqueeze)
+  collapse into one Reshape, one to the same shape goes;
+- a Transpose of the last two axes feeding an operand its reader can read transposed (`Op.transposed_reads`:
+  Gemm's transA/transB, a float32 MatMul's internal `_trans_a`/`_trans_b`: operand strides, no copy) goes.
+Nodes left unread by these rewrites are removed. The rules find their nodes by role (mlcc.ops.Role).
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ import numpy as np
 
 from .. import ops
 from ..ir import Graph, Node
+from ..ops import Role
 from ._rewrite import Rewriter
 
-# op -> (identity element, the operand positions it may take)
-IDENTITY_ELEMENT = {"Mul": (1, (0, 1)), "Add": (0, (0, 1)), "Sub": (0, (1,)), "Div": (1, (1,))}
-RESHAPES = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}  # relabel the shape, bytes unchanged
-TRANSPOSED_READ = {"MatMul": ("_trans_a", "_trans_b"), "Gemm": ("transA", "transB")}
+# role -> (identity element, the operand positions it may take)
+IDENTITY_ELEMENT = {Role.MUL: (1, (0, 1)), Role.ADD: (0, (0, 1)), Role.SUB: (0, (1,)), Role.DIV: (1, (1,))}
 
 
 class _Simplifier:
@@ -51,9 +51,9 @@ class _Simplifier:
 
     # --- rules, in order; each returns True when no later rule applies to the node ----------------
     def identity(self, node: Node) -> bool:
-        if node.op_type not in IDENTITY_ELEMENT or len(node.inputs) != 2:
+        if not ops.has_role(node, *IDENTITY_ELEMENT) or len(node.inputs) != 2:
             return False
-        element, positions = IDENTITY_ELEMENT[node.op_type]
+        element, positions = IDENTITY_ELEMENT[ops.of(node).role]
         out = node.outputs[0]
         for pos in positions:
             c, x = node.inputs[pos], node.inputs[1 - pos]
@@ -65,17 +65,17 @@ class _Simplifier:
 
     def reciprocal(self, node: Node) -> bool:
         c = node.input(1)
-        if node.op_type != "Div" or c is None or not c.is_const or c.dtype.kind != "f":
+        if not ops.has_role(node, Role.DIV) or c is None or not c.is_const or c.dtype.kind != "f":
             return False
         with np.errstate(divide="ignore"):
             inverse = (1.0 / c.data.astype(np.float64)).astype(c.dtype)
-        node.op_type = "Mul"
+        node.op_type = ops.for_role(Role.MUL).op_type
         node.inputs = [node.inputs[0], self.rw.constant(f"{c.name}_reciprocal", inverse)]
         self.count("div_to_mul")
         return True
 
     def transpose(self, node: Node) -> bool:
-        if node.op_type != "Transpose":
+        if not ops.has_role(node, Role.TRANSPOSE):
             return False
         src, perm = node.inputs[0], _perm(node)
         if src.is_const:
@@ -83,7 +83,7 @@ class _Simplifier:
             self.rw.drop(node)
             self.count("transpose_of_constant")
             return True
-        inner = self.rw.produced_by(src, {"Transpose"})
+        inner = self.rw.producer(src, Role.TRANSPOSE)
         if inner is not None:
             inner_perm = _perm(inner)
             perm = [inner_perm[p] for p in perm]
@@ -98,12 +98,12 @@ class _Simplifier:
         return False
 
     def reshape(self, node: Node) -> bool:
-        if node.op_type not in RESHAPES:
+        if not _relabels_shape(node):
             return False
         out = node.outputs[0]
-        inner = self.rw.produced_by(node.inputs[0], RESHAPES)
-        if inner is not None and 0 not in out.shape and node.opset >= 5:
-            node.op_type, node.attrs = "Reshape", {"allowzero": 0}
+        inner = self.rw.producer(node.inputs[0])
+        if inner is not None and _relabels_shape(inner) and 0 not in out.shape and node.opset >= 5:
+            node.op_type, node.attrs = ops.for_role(Role.RESHAPE).op_type, {"allowzero": 0}
             shape = self.rw.constant(f"{node.name}_shape", np.array(out.shape, dtype=np.int64))
             node.inputs = [inner.inputs[0], shape]
             self.emptied.append(inner)
@@ -115,13 +115,11 @@ class _Simplifier:
         return False
 
     def transposed_read(self, node: Node) -> bool:
-        flags = TRANSPOSED_READ.get(node.op_type)
-        if flags is None or node.outputs[0].dtype != np.float32 or len(node.inputs) < 2:
-            return False
-        for i, flag in enumerate(flags):
-            t = self.rw.produced_by(node.inputs[i], {"Transpose"})
+        op = ops.of(node)
+        for i, flag in ({} if op is None else op.transposed_reads(node)).items():
+            t = self.rw.producer(node.inputs[i], Role.TRANSPOSE)
             rank = len(node.inputs[i].shape)
-            if t is None or rank < 2 or (node.op_type == "Gemm" and rank != 2):
+            if t is None or rank < 2:
                 continue
             if _perm(t) != [*range(rank - 2), rank - 1, rank - 2]:
                 continue
@@ -142,8 +140,13 @@ class _Simplifier:
         return len(dead)
 
 
-def _perm(node: Node) -> list[int]:
-    return ops.lookup("Transpose").perm(node)
+def _perm(transpose: Node) -> list[int]:
+    return ops.of(transpose).perm(transpose)
+
+
+def _relabels_shape(node: Node) -> bool:
+    op = ops.of(node)
+    return op is not None and op.relabels_shape
 
 
 def run(graph: Graph) -> dict:

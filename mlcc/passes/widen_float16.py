@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 
 from .. import ops
 from ..ir import Graph, Node, Value
+from ..ops import Role
 
 HALF, SINGLE = np.dtype("float16"), np.dtype("float32")
 
@@ -22,7 +23,7 @@ def run(graph: Graph) -> dict:
     widened: dict[int, Value] = {}  # float16 value -> its float32 twin
     nodes, count = [], 0
     for node in graph.nodes:
-        op = ops.lookup(node.op_type, node.domain)
+        op = ops.of(node)
         touches_half = any(v is not None and v.dtype == HALF for v in [*node.inputs, *node.outputs])
         if not touches_half or op is None or op.float16_native:
             nodes.append(node)
@@ -52,8 +53,9 @@ def run(graph: Graph) -> dict:
 
 
 def _cast(src: Value, dst: Value, beside: Node) -> Node:
-    cast = ops.lookup("Cast", "")
+    cast = ops.for_role(Role.CAST)
     to = TensorProto.FLOAT16 if dst.dtype == HALF else TensorProto.FLOAT
-    proto = helper.make_node("Cast", [src.name], [dst.name], to=to)
-    where = f"node {beside.name!r} (Cast)"
-    return Node("Cast", f"{beside.name}__to_{dst.dtype.name}_{src.name}", [src], [dst], cast.parse_attrs(proto, where), "", 19)
+    proto = helper.make_node(cast.op_type, [src.name], [dst.name], to=to)
+    where = f"node {beside.name!r} ({cast.op_type})"
+    return Node(cast.op_type, f"{beside.name}__to_{dst.dtype.name}_{src.name}", [src], [dst],
+                cast.parse_attrs(proto, where), "", 19)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mlcc import targets
 from tests.golden import check_model, rand
 from tests.passes.util import imported, make, run_pass, text
 
@@ -16,11 +15,6 @@ TOL = dict(rtol=1e-4, atol=1e-4)
 
 def _init(name, *shape, seed=0, scale=0.3):
     return numpy_helper.from_array((np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32), name)
-
-
-def _nhwc(graph):
-    graph.target = targets.resolve("x86_64")
-    return graph
 
 
 def block():
@@ -45,8 +39,8 @@ def block():
 
 
 def test_region_runs_channels_last_with_transposes_only_at_its_edges():
-    graph = _nhwc(imported(block()))
-    did = run_pass(graph, "choose_layout")
+    graph = imported(block())
+    did = run_pass(graph, "choose_layout", target="x86_64")
     assert did == {"layout": "NHWC", "regions": 1, "nodes": 9, "transposes": 1, "reshapes": 1, "cancelled": 0,
                    "shuffles": 0}
     ir = text(graph)
@@ -61,9 +55,8 @@ def test_region_runs_channels_last_with_transposes_only_at_its_edges():
 
 def test_nchw_targets_are_left_alone():
     graph = imported(block())
-    graph.target = targets.resolve("wasm32-scalar")
     before = text(graph)
-    assert run_pass(graph, "choose_layout") == {"layout": "NCHW", "regions": 0}
+    assert run_pass(graph, "choose_layout", target="wasm32-scalar") == {"layout": "NCHW", "regions": 0}
     assert text(graph) == before
 
 
@@ -77,8 +70,8 @@ def test_inverse_transposes_cancel_and_lone_elementwise_stays():
     model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 6, 6, 4]), helper.make_tensor_value_info("z", F, [1, 2, 3, 3])],
                  [helper.make_tensor_value_info("y", F, [1, 5, 6, 6]), helper.make_tensor_value_info("u", F, [1, 2, 3, 3])],
                  [_init("w", 5, 4, 3, 3)])
-    graph = _nhwc(imported(model))
-    did = run_pass(graph, "choose_layout")
+    graph = imported(model)
+    did = run_pass(graph, "choose_layout", target="x86_64")
     assert did["cancelled"] == 1 and did["nodes"] == 2 and did["transposes"] == 1
     ir = text(graph)
     assert "Conv(%x, %w)" in ir
@@ -105,8 +98,8 @@ def shuffle_block(batch=1):
 
 
 def test_channel_shuffle_is_one_transpose_of_the_innermost_dims():
-    graph = _nhwc(imported(shuffle_block()))
-    did = run_pass(graph, "choose_layout")
+    graph = imported(shuffle_block())
+    did = run_pass(graph, "choose_layout", target="x86_64")
     assert did["shuffles"] == 2 and did["transposes"] == 2  # the graph input's and output's
     ir = text(graph)
     assert "%parts_nhwc:float32[1,5,6,3,4] = Reshape(%g_nhwc" in ir
@@ -130,8 +123,8 @@ def test_lrn_joins_the_region(channels, attrs, target, tmp_path):
              helper.make_node("MaxPool", ["n"], ["y"], kernel_shape=[2, 2], strides=[2, 2], name="pool")]
     model = make(nodes, [helper.make_tensor_value_info("x", F, [2, 4, 6, 7])],
                  [helper.make_tensor_value_info("y", F, [2, channels, 3, 3])], [_init("w", channels, 4, 3, 3, scale=1.0)])
-    graph = _nhwc(imported(model))
-    assert run_pass(graph, "choose_layout")["nodes"] == 3 and "LRN(%c_nhwc) alpha" in text(graph)
+    graph = imported(model)
+    assert run_pass(graph, "choose_layout", target="x86_64")["nodes"] == 3 and "LRN(%c_nhwc) alpha" in text(graph)
     check_model(model, {"x": rand(2, 4, 6, 7)}, target, tmp_path, **TOL)
 
 

@@ -3,7 +3,7 @@
 import onnx
 from onnx import helper
 
-from mlcc import frontend, passes
+from mlcc import frontend, passes, targets
 from mlcc.ir import format_graph
 
 
@@ -19,8 +19,9 @@ def imported(model):
     return frontend.import_model(model, name="t")
 
 
-def run_pass(graph, name):
-    return passes.get(name)(graph)
+def run_pass(graph, name, target="x86_64"):
+    """Run pass `name` as the pipeline does; `target` matters to the passes that take it (choose_layout...)."""
+    return passes.get(name)(graph, targets.resolve(target))
 
 
 def text(graph):

@@ -23,10 +23,9 @@ def planned(nodes, inputs, outputs, weights, target="wasm32"):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     g = frontend.import_model(model, name="t")
-    g.target = resolve(target)
     for name in passes.pipeline(2):
-        passes.get(name)(g)
-    program = lower.lower_graph(g, g.target)
+        passes.get(name)(g, resolve(target))
+    program = lower.lower_graph(g, resolve(target))
     return program, plan_memory(program)
 
 

@@ -85,7 +85,7 @@ def planned(nodes, inputs, outputs, initializers=()):
     model.ir_version = 8
     g = frontend.import_model(model, name="t")
     for name in passes.pipeline(0):
-        passes.get(name)(g)
+        passes.get(name)(g, resolve("wasm32"))
     program = lower.lower_graph(g, resolve("wasm32"))
     return program, plan_memory(program)
 
