@@ -41,7 +41,9 @@ class Trial:
 
 
 def expanders() -> dict[str, Callable]:
-    return {"If": expand_if, "Loop": unroll_loop, "Scan": unroll_scan}
+    from . import sequences  # it builds on this module's helpers
+
+    return {"If": expand_if, "Loop": unroll_loop, "Scan": unroll_scan, **sequences.expanders()}
 
 
 def _attr(proto: NodeProto, name: str, default=None):

@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import control_flow, dtypes, functions, ops
+from . import control_flow, dtypes, functions, ops, sequences
 from .errors import MlccError, ModelLoadError, NeedsConstantError, ShapeError, UnsupportedError, UsageError
 from .ir import Graph, Node, Value
 
@@ -127,6 +127,9 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
             raise ModelLoadError(f"graph output {out.name!r} is never produced", where)
         if out.name in graph.output_names:
             raise ModelLoadError(f"graph output {out.name!r} is listed twice", where)
+        if isinstance(values[out.name], sequences.Sequence):
+            raise UnsupportedError(f"graph output {out.name!r} is a sequence; mlcc compiles sequences away, so a graph "
+                                   "output must be a tensor", where)
         _check_declared_output(out, values[out.name])
         graph.outputs.append(values[out.name])
         graph.output_names.append(out.name)
@@ -236,6 +239,11 @@ def _import_items(items: list, nodes: list[Node], values: dict[str, Value], stat
             pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
             continue
         inputs = [values[name] if name else None for name in proto.input]
+        if any(isinstance(v, sequences.Sequence) for v in inputs):
+            if proto.op_type == "Identity" and not proto.domain:
+                values[proto.output[0]] = inputs[0]
+                continue
+            raise UnsupportedError("it reads a sequence; mlcc compiles sequences away through the sequence ops only", where)
         node = Node(proto.op_type, node_name, inputs, [], op.parse_attrs(proto, where), proto.domain or "", opset)
         _type_node(node, op, proto, list(proto.output), where, state.folded)
         for v in node.outputs:
