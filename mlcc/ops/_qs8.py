@@ -20,7 +20,7 @@ from ..targets import Target
 
 FAMILY = "qs8-gemm"
 K_ALIGN = 16  # each weight row is padded with zeros to a multiple of this many bytes (one 128-bit vector)
-CONV_ROWS = 64  # output pixels whose patches the convolution copies out at a time
+CONV_ROWS = 64  # output pixels whose patches the convolution copies out at a time (a multiple of 16)
 
 
 def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -67,10 +67,20 @@ def variants() -> list[dict]:
         return tomllib.load(f)["variant"]
 
 
-def gemm_for(target: Target) -> str:
-    """The C function of the first manifest variant whose features the target has."""
+def variant_for(target: Target) -> dict:
+    """The first manifest variant whose features the target has."""
     features = set(target.features)
     for variant in variants():
         if set(variant["features"]) <= features:
-            return f"mlcc_qs8_gemm__{variant['name']}"
+            return variant
     raise AssertionError("the qs8-gemm manifest has no feature-free reference row")
+
+
+def gemm_for(target: Target) -> str:
+    return f"mlcc_qs8_gemm__{variant_for(target)['name']}"
+
+
+def nchw_gemm_for(target: Target) -> str | None:
+    """The target's channel-major kernel, when its variant has one."""
+    variant = variant_for(target)
+    return f"mlcc_qs8_gemm_nchw__{variant['name']}" if variant.get("nchw") else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ir import Node
 from . import Op, register
-from ._qs8 import CONV_ROWS, FAMILY, gemm_for
+from ._qs8 import CONV_ROWS, FAMILY, gemm_for, nchw_gemm_for
 from .quantized_mat_mul import DOMAIN, emit_requant
 
 
@@ -25,16 +25,28 @@ class QuantizedConv(Op):
         a = node.attrs
         (in_h, in_w), (out_h, out_w) = _spatial(x.shape), _spatial(y.shape)
         pixels = out_h * out_w
-        rows = min(CONV_ROWS, pixels)
+        channel_major = nchw_gemm_for(ctx.target)
         ctx.use_kernels(FAMILY)
+        if int(a["group"]) == x.shape[1] == w.shape[0]:  # depthwise
+            rows, patches, driver, gemm = 0, None, "mlcc_qs8_dwconv_nchw", None
+        elif channel_major:  # patches as k rows of `rows` pixels (none for an in-place 1x1)
+            rows = CONV_ROWS
+            k = x.shape[1] // int(a["group"]) * int(a["kernel"][0]) * int(a["kernel"][1])
+            in_place = (list(a["kernel"]) == [1, 1] and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
+                        and (in_h, in_w) == (out_h, out_w))
+            patches = "NULL" if in_place else ctx.scratch(rows * k, "patches", dtype="uint8")
+            driver, gemm = "mlcc_qs8_conv_nchw_cm", channel_major
+        else:
+            rows = min(CONV_ROWS, pixels)
+            patches = ctx.scratch(rows * w.shape[1], "patches", dtype="uint8")
+            driver, gemm = "mlcc_qs8_conv_nchw", gemm_for(ctx.target)
         geometry = ", ".join(str(int(v)) for v in (
             x.shape[1], in_h, in_w, out_h, out_w, *a["kernel"], *a["stride"], *a["dilation"], *a["pad_begin"],
             a["group"], w.shape[0] // int(a["group"])))
-        ctx.emit("ops/quantized_conv.c.j2", requant=emit_requant(ctx, node), gemm=gemm_for(ctx.target),
+        ctx.emit("ops/quantized_conv.c.j2", requant=emit_requant(ctx, node), gemm=gemm, driver=driver,
                  geometry=geometry, batch=x.shape[0], x=ctx.ptr(x), x_size=x.size // x.shape[0],
                  y=ctx.ptr(y), y_size=y.size // y.shape[0], x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]),
-                 w=ctx.ptr(w), ldw=w.shape[1], rows=rows,
-                 patches=ctx.scratch(rows * w.shape[1], "patches", dtype="uint8"))
+                 w=ctx.ptr(w), ldw=w.shape[1], rows=rows, patches=patches)
 
     def flops(self, node: Node) -> int:
         w = node.inputs[1]

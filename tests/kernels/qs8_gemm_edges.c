@@ -26,8 +26,8 @@ int main(void) {
         {"reference", mlcc_qs8_gemm__reference},
     };
     static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];
-    static int8_t w[MAX_N * (MAX_K + 16)];
-    int32_t bias[MAX_N], mult[MAX_N], shift[MAX_N];
+    static int8_t w[9 * (MAX_K + 16)];
+    int32_t bias[9], mult[9], shift[9];
     unsigned cases = 0, differ = 0;
     for (size_t v = 0; v + 1 < sizeof variants / sizeof variants[0]; ++v) {
         for (int fill = 0; fill < 3; ++fill) {  /* 0: random, 1: all extreme (255 / -128), 2: 0 and 127 */
@@ -58,6 +58,48 @@ int main(void) {
                                                            variants[v].name, m, n, k, flip, transposed, fill);
                                     ++differ;
                                 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* the channel-major kernels: n one below, at and past 4 channels, pixels around 16, odd and even k,
+     * multipliers below and above 1 (shift 20-40), input rows wider than the pixels */
+    static const size_t cn[] = {1, 3, 4, 5, 9}, cp[] = {1, 15, 16, 17, 33, 64}, ck[] = {1, 2, 3, 9, 16, 27, 100};
+    struct { const char *name; mlcc_qs8_gemm_nchw_fn fn; } nchw[] = {
+#if defined(__AVX2__)
+        {"nchw avx2", mlcc_qs8_gemm_nchw__avx2},
+#endif
+        {"nchw reference", mlcc_qs8_gemm_nchw__reference},
+    };
+    static uint8_t x[MAX_K * 80], ywant[9 * 64], ygot[9 * 64];
+    for (size_t v = 0; v + 1 < sizeof nchw / sizeof nchw[0]; ++v) {
+        for (int fill = 0; fill < 3; ++fill) {
+            for (size_t ni = 0; ni < sizeof cn / sizeof cn[0]; ++ni) {
+                for (size_t pi = 0; pi < sizeof cp / sizeof cp[0]; ++pi) {
+                    for (size_t ki = 0; ki < sizeof ck / sizeof ck[0]; ++ki) {
+                        for (int flip = 0; flip < 2; ++flip) {
+                            const size_t n = cn[ni], pixels = cp[pi], k = ck[ki], stride = pixels + 3, ldw = (k + 15) & ~(size_t)15;
+                            for (size_t i = 0; i < k * stride; ++i) x[i] = fill == 0 ? (uint8_t)next() : fill == 1 ? 255u : (uint8_t)(i % 2 ? 0 : 127);
+                            memset(w, 0, sizeof w);
+                            for (size_t j = 0; j < n; ++j)
+                                for (size_t p = 0; p < k; ++p) w[j * ldw + p] = fill == 0 ? (int8_t)next() : fill == 1 ? -128 : 127;
+                            for (size_t j = 0; j < n; ++j) {
+                                bias[j] = (int32_t)(next() % 20001u) - 10000;
+                                mult[j] = (int32_t)((1u << 30) + next() % (1u << 30));
+                                shift[j] = 20 + (int32_t)(next() % 21u);
+                            }
+                            const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                            memset(ywant, 0xAA, sizeof ywant);
+                            memset(ygot, 0xAA, sizeof ygot);
+                            mlcc_qs8_gemm_nchw__reference(n, pixels, k, w, ldw, x, stride, flip ? 0x80 : 0, ywant, 64, &rq);
+                            nchw[v].fn(n, pixels, k, w, ldw, x, stride, flip ? 0x80 : 0, ygot, 64, &rq);
+                            ++cases;
+                            if (memcmp(ywant, ygot, sizeof ywant)) {
+                                if (differ < 5) printf("%s: n %zu pixels %zu k %zu flip %d fill %d differs\n", nchw[v].name, n, pixels, k, flip, fill);
+                                ++differ;
                             }
                         }
                     }

@@ -107,14 +107,14 @@ def attention(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
 
 
 def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
-    """Convolutions only, the output a feature map (2048 values: the share of bit-exact elements means
+    """Convolutions only, the output a feature map (512 values: the share of bit-exact elements means
     something): 3x3 with ReLU over 20 channels (k 180, not a multiple of any vector), a strided 5x5 with
-    asymmetric padding, a 1-D-like 1x3, a depthwise 3x3 and a 1x1."""
+    asymmetric padding, depthwise 3x3 at stride 1 and 2, and a 1x3."""
     rng = np.random.default_rng(4)
     w = {"w1": _weights(rng, 20, 3, 3, 3), "b1": _weights(rng, 20, scale=0.1),
          "w2": _weights(rng, 24, 20, 3, 3), "b2": _weights(rng, 24, scale=0.1),
          "w3": _weights(rng, 24, 24, 5, 5), "b3": _weights(rng, 24, scale=0.1),
-         "w4": _weights(rng, 24, 1, 3, 3), "w5": _weights(rng, 32, 24, 1, 3), "b5": _weights(rng, 32, scale=0.1)}
+         "w4": _weights(rng, 24, 1, 3, 3), "w6": _weights(rng, 24, 1, 3, 3), "w5": _weights(rng, 32, 24, 1, 3), "b5": _weights(rng, 32, scale=0.1)}
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
@@ -122,11 +122,12 @@ def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
         helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], pads=[1, 2, 2, 1], strides=[2, 2], name="conv3"),
         helper.make_node("Conv", ["c3", "w4"], ["c4"], pads=[1, 1, 1, 1], group=24, name="depthwise"),
-        helper.make_node("Conv", ["c4", "w5", "b5"], ["y"], pads=[0, 1, 0, 1], name="conv1x3"),
+        helper.make_node("Conv", ["c4", "w6"], ["c6"], pads=[1, 1, 1, 1], strides=[2, 2], group=24, name="depthwise_s2"),
+        helper.make_node("Conv", ["c6", "w5", "b5"], ["y"], pads=[0, 1, 0, 1], name="conv1x3"),
     ]
     shape = (1, 3, 15, 15)
     return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 32, 7, 7))], w, opset), shape
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 32, 4, 4))], w, opset), shape
 
 
 FLOAT_MODELS = {"convnet": convnet, "features": features, "mlp": mlp, "attention": attention}

@@ -48,3 +48,58 @@ void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
         }
     }
 }
+
+/* Rows q = (c, kh, kw) of the patches of output pixels [first, first + count) of one group, `rows` bytes
+ * apart: each a run of the input row shifted by the tap, the zero point where it reads the padding. */
+static void column_patches(const struct mlcc_qs8_conv_geometry *g, const uint8_t *xg, size_t group_in, uint8_t x_zero,
+                           size_t first, size_t count, uint8_t *patches, size_t rows) {
+    for (size_t c = 0; c < group_in; ++c) {
+        const uint8_t *xc = xg + c * g->in_h * g->in_w;
+        for (size_t kh = 0; kh < g->kernel_h; ++kh) {
+            for (size_t kw = 0; kw < g->kernel_w; ++kw) {
+                uint8_t *dst = patches + ((c * g->kernel_h + kh) * g->kernel_w + kw) * rows;
+                size_t done = 0;
+                while (done < count) {  /* one output row's stretch at a time */
+                    const size_t pixel = first + done, oh = pixel / g->out_w, ow0 = pixel % g->out_w;
+                    const size_t run = MLCC_MIN(count - done, g->out_w - ow0);
+                    const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
+                    uint8_t *out = dst + done;
+                    if (ih >= g->in_h) {
+                        memset(out, x_zero, run);
+                    } else {
+                        const uint8_t *src = xc + ih * g->in_w;
+                        for (size_t r = 0; r < run; ++r) {
+                            const size_t iw = (ow0 + r) * g->stride_w + kw * g->dilation_w - g->pad_left;
+                            out[r] = iw < g->in_w ? src[iw] : x_zero;
+                        }
+                    }
+                    done += run;
+                }
+            }
+        }
+    }
+}
+
+void mlcc_qs8_conv_nchw_cm(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                           const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                           uint8_t *patches, size_t rows, mlcc_qs8_gemm_nchw_fn gemm) {
+    const size_t pixels = g->out_h * g->out_w, in_size = g->in_h * g->in_w;
+    const size_t group_in = g->channels / g->groups, k = group_in * g->kernel_h * g->kernel_w;
+    const bool in_place = g->kernel_h == 1 && g->kernel_w == 1 && g->stride_h == 1 && g->stride_w == 1 &&
+                          g->pad_top == 0 && g->pad_left == 0 && g->out_h == g->in_h && g->out_w == g->in_w;
+    for (size_t group = 0; group < g->groups; ++group) {
+        const size_t oc = group * g->group_out;
+        const uint8_t *xg = x + group * group_in * in_size;
+        const struct mlcc_qs8_requant grq = {rq->bias + oc, rq->multiplier + oc, rq->shift + oc,
+                                             rq->y_zero, rq->y_min, rq->y_max};
+        if (in_place) {
+            gemm(g->group_out, pixels, k, w + oc * ldw, ldw, xg, in_size, a_flip, y + oc * pixels, pixels, &grq);
+            continue;
+        }
+        for (size_t first = 0; first < pixels; first += rows) {
+            const size_t count = MLCC_MIN(rows, pixels - first);
+            column_patches(g, xg, group_in, x_zero, first, count, patches, rows);
+            gemm(g->group_out, count, k, w + oc * ldw, ldw, patches, rows, a_flip, y + oc * pixels + first, pixels, &grq);
+        }
+    }
+}

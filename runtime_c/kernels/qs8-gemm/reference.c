@@ -16,3 +16,18 @@ void mlcc_qs8_gemm__reference(size_t m, size_t n, size_t k, const uint8_t *a, si
         }
     }
 }
+
+void mlcc_qs8_gemm_nchw__reference(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
+                                   const uint8_t *x, size_t x_stride, uint8_t x_flip,
+                                   uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq) {
+    for (size_t j = 0; j < n; ++j) {
+        const int8_t *wj = w + j * ldw;
+        for (size_t p = 0; p < pixels; ++p) {
+            int32_t acc = rq->bias[j];
+            for (size_t q = 0; q < k; ++q) {
+                acc += (int32_t)wj[q] * (int32_t)(int8_t)(x[q * x_stride + p] ^ x_flip);
+            }
+            y[j * y_stride + p] = mlcc_qs8_requantize(acc, rq->multiplier[j], rq->shift[j], rq);
+        }
+    }
+}

@@ -40,6 +40,21 @@ void mlcc_qs8_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, siz
                              const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
                              const struct mlcc_qs8_requant *rq);
 
+/* The channel-major form, for NCHW convolutions: y[j*y_stride + p] = requantize(bias[j] + sum_q w[j*ldw + q]
+ * * x'[q*x_stride + p], j) for j < n output channels and p < pixels, x' = (int8_t)(x ^ x_flip). A 1x1
+ * convolution reads its NCHW input in place (rows are channels); a KxK one, rows of patches (im2col). The
+ * pixels are the vector lanes, so one row's requantization is one multiplier for every lane. */
+typedef void (*mlcc_qs8_gemm_nchw_fn)(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
+                                      const uint8_t *x, size_t x_stride, uint8_t x_flip,
+                                      uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
+
+void mlcc_qs8_gemm_nchw__reference(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
+                                   const uint8_t *x, size_t x_stride, uint8_t x_flip,
+                                   uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
+                              const uint8_t *x, size_t x_stride, uint8_t x_flip,
+                              uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
+
 /* One output value from its int32 accumulator (the requantization every variant shares). */
 static inline uint8_t mlcc_qs8_requantize(int32_t acc, int32_t multiplier, int32_t shift, const struct mlcc_qs8_requant *rq) {
     /* >> of a negative int64 is an arithmetic shift on every compiler mlcc targets (two's complement) */
@@ -59,6 +74,17 @@ struct mlcc_qs8_conv_geometry {
  * output pixels in blocks of `rows`, each block's patches copied to `patches` (rows x ldw bytes; taps in
  * the padding hold x_zero, so the folded bias's zero-point term stays exact), then multiplied by the
  * group's weights (group_out rows of ldw, the taps of each input channel in (c, kh, kw) order). */
+/* The same through the channel-major kernel: a 1x1 convolution with stride 1 and no padding multiplies its
+ * input in place; otherwise patches of `rows` output pixels at a time are copied to `patches` as k rows of
+ * `rows` bytes (rows a multiple of 16). */
+void mlcc_qs8_conv_nchw_cm(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                           const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                           uint8_t *patches, size_t rows, mlcc_qs8_gemm_nchw_fn gemm);
+
+/* A depthwise convolution (groups = channels, one output channel each) of one NCHW image, portable C. */
+void mlcc_qs8_dwconv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                          const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq);
+
 void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
                         const int8_t *w, size_t ldw, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_gemm_fn gemm);
