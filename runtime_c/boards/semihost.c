@@ -17,10 +17,12 @@ static uintptr_t call(uintptr_t operation, const void *argument)
     return r0;
 }
 
+/* volatile: a compiler would make this loop a strlen call, which a firmware without a C library lacks */
 static size_t length(const char *text)
 {
+    const volatile char *p = text;
     size_t n = 0;
-    while (text[n] != '\0') ++n;
+    while (p[n] != '\0') ++n;
     return n;
 }
 

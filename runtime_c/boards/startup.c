@@ -18,9 +18,11 @@ void Reset_Handler(void)
 {
     SCB_CPACR |= 0xFu << 20;  /* full access to coprocessors 10 and 11: the FPU and Helium */
     __asm__ volatile("dsb\n\tisb" ::: "memory");
+    /* volatile: compilers would turn these loops into memcpy and memset calls, which a firmware linked
+     * with -nostdlib may not have */
     const uint32_t *src = &__data_load;
-    for (uint32_t *dst = &__data_start; dst < &__data_end;) *dst++ = *src++;
-    for (uint32_t *dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
+    for (volatile uint32_t *dst = &__data_start; dst < &__data_end;) *dst++ = *src++;
+    for (volatile uint32_t *dst = &__bss_start; dst < &__bss_end;) *dst++ = 0;
     semihost_exit(main());
 }
 
