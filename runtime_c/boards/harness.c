@@ -103,8 +103,9 @@ int mlcc_board_main(const mlcc_board_model *model)
     *text(decimal(text(line, "stack_bytes "), depth), "\n") = '\0';
     semihost_print(line);
     if (status != 0) {
-        char message[64];
-        *text(decimal(text(message, "error: the model returned status "), (size_t)status), "\n") = '\0';
+        char message[64], *p = text(message, "error: the model returned status ");
+        if (status < 0) *p++ = '-';
+        *text(decimal(p, status < 0 ? 0u - (size_t)status : (size_t)status), "\n") = '\0';
         semihost_print(message);
         return EXIT_MODEL;
     }
