@@ -40,4 +40,7 @@ pip install --quiet --disable-pip-version-check -e '.[test]'
 # PyTorch exports the encoder of tests/models/test_bert_torch.py (skipped without it)
 python -c 'import torch, onnxscript' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[torch]'
 
+# scikit-learn and skl2onnx for the sklearn sweep's CI subset (tests/models/test_sklearn_sweep.py)
+python -c 'import sklearn, skl2onnx' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[sklearn]'
+
 python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"
