@@ -66,11 +66,23 @@ static void column_patches(const struct mlcc_qs8_conv_geometry *g, const uint8_t
                     uint8_t *out = dst + done;
                     if (ih >= g->in_h) {
                         memset(out, x_zero, run);
-                    } else {
+                    } else {  /* the in-row stretch, between stretches of padding */
                         const uint8_t *src = xc + ih * g->in_w;
-                        for (size_t r = 0; r < run; ++r) {
-                            const size_t iw = (ow0 + r) * g->stride_w + kw * g->dilation_w - g->pad_left;
-                            out[r] = iw < g->in_w ? src[iw] : x_zero;
+                        const size_t offset = kw * g->dilation_w;
+                        size_t lo = 0, hi = run;
+                        while (lo < run && (ow0 + lo) * g->stride_w + offset < g->pad_left) ++lo;
+                        while (hi > lo && (ow0 + hi - 1) * g->stride_w + offset - g->pad_left >= g->in_w) --hi;
+                        memset(out, x_zero, lo);
+                        memset(out + hi, x_zero, run - hi);
+                        if (hi == lo) {
+                            done += run;
+                            continue;
+                        }
+                        const uint8_t *first_in = src + (ow0 + lo) * g->stride_w + offset - g->pad_left;
+                        if (g->stride_w == 1) {
+                            memcpy(out + lo, first_in, hi - lo);
+                        } else {
+                            for (size_t r = lo; r < hi; ++r) out[r] = first_in[(r - lo) * g->stride_w];
                         }
                     }
                     done += run;

@@ -34,6 +34,7 @@ void mlcc_qs8_dwconv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t 
                         while (hi > lo && (first + hi - 1) * g->stride_w + offset - g->pad_left >= g->in_w) --hi;
                         for (size_t r = 0; r < lo; ++r) acc[r] += tap * zero;
                         for (size_t r = hi; r < count; ++r) acc[r] += tap * zero;
+                        if (hi == lo) continue;
                         const uint8_t *src = row + (first + lo) * g->stride_w + offset - g->pad_left;
                         if (g->stride_w == 1) {
                             for (size_t r = lo; r < hi; ++r) acc[r] += tap * (int32_t)(int8_t)(src[r - lo] ^ a_flip);
@@ -43,7 +44,7 @@ void mlcc_qs8_dwconv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t 
                     }
                 }
                 uint8_t *out = y + c * pixels + oh * g->out_w + first;
-                for (size_t r = 0; r < count; ++r) out[r] = mlcc_qs8_requantize(acc[r], rq->multiplier[c], rq->shift[c], rq);
+                mlcc_qs8_requantize_run(acc, count, rq->multiplier[c], rq->shift[c], rq, out);
             }
         }
     }

@@ -55,12 +55,29 @@ void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w
                               const uint8_t *x, size_t x_stride, uint8_t x_flip,
                               uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
 
-/* One output value from its int32 accumulator (the requantization every variant shares). */
+/* One output value from its int32 accumulator (the requantization every variant shares). The floor of
+ * (acc * multiplier + 2^(shift-1)) / 2^shift is taken as a logical shift of the value plus 2^62 (a multiple
+ * of 2^shift; |acc * multiplier| < 2^62, so the sum is positive and below 2^63): no shift of a negative
+ * number, and a loop of these vectorises where the ISA has only logical 64-bit shifts (AVX2). */
 static inline uint8_t mlcc_qs8_requantize(int32_t acc, int32_t multiplier, int32_t shift, const struct mlcc_qs8_requant *rq) {
-    /* >> of a negative int64 is an arithmetic shift on every compiler mlcc targets (two's complement) */
-    const int64_t scaled = ((int64_t)acc * multiplier + ((int64_t)1 << (shift - 1))) >> shift;
-    const int64_t v = scaled + rq->y_zero;
+    const uint64_t biased = (uint64_t)((int64_t)acc * multiplier) + ((uint64_t)1 << (shift - 1)) + ((uint64_t)1 << 62);
+    const int64_t v = (int64_t)(biased >> shift) - (int64_t)((uint64_t)1 << (62 - shift)) + rq->y_zero;
     return (uint8_t)(int32_t)(v < rq->y_min ? rq->y_min : v > rq->y_max ? rq->y_max : v);
+}
+
+/* A run of accumulators of one channel requantized, its parameters held in locals: a byte store may alias
+ * anything, so a loop reading them through rq would reload them and not vectorise. */
+static inline void mlcc_qs8_requantize_run(const int32_t *acc, size_t count, int32_t multiplier, int32_t shift,
+                                           const struct mlcc_qs8_requant *rq, uint8_t *MLCC_RESTRICT out) {
+    const uint64_t round = ((uint64_t)1 << (shift - 1)) + ((uint64_t)1 << 62);
+    const int64_t unbias = (int64_t)((uint64_t)1 << (62 - shift)) - rq->y_zero;
+    const int64_t lo = rq->y_min, hi = rq->y_max;
+    for (size_t r = 0; r < count; ++r) {
+        int64_t v = (int64_t)(((uint64_t)((int64_t)acc[r] * multiplier) + round) >> shift) - unbias;
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        out[r] = (uint8_t)(int32_t)v;
+    }
 }
 
 /* The geometry of a 2-D convolution of one NCHW image (1-D as height 1), for the im2col driver. */
