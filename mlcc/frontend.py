@@ -235,7 +235,7 @@ def _import_items(items: list, nodes: list[Node], values: dict[str, Value], stat
             continue
         if op is None or op.prefers_function(proto, opset):
             state.count += 1
-            body = _function_body(proto, opset, values, f"{node_name}__f{state.count}_", where)
+            body = _function_body(op, proto, opset, values, f"{node_name}__f{state.count}_", where)
             pending.extend((inner, {**node_opsets, **body_opsets}) for inner, body_opsets in reversed(body))
             continue
         inputs = [values[name] if name else None for name in proto.input]
