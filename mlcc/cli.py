@@ -209,7 +209,10 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
     code = "; ".join(f"{s['code_bytes']} B in {report['artifacts'][k]}" for k, s in sizes.items()) or "not compiled"
     click.echo(f"  size: code {code}; read-only weights {report['weights_bytes']} B; arena {report['arena_bytes']} B "
                f"(intermediates {report['intermediates_bytes']} B; the unfused graph's greedy plan "
-               f"{report['arena_greedy_unfused_bytes']} B); optimized for {report['optimized_for']['memory']}")
+               f"{report['arena_greedy_unfused_bytes']} B)")
+    policy = report["optimized_for"]
+    click.echo(f"  policy: memory {policy['memory']}, weights {policy['weights']} "
+               f"(the model's own {policy['model_weights_bytes']} B; {policy['winograd_convolutions']} Winograd convolutions)")
     stack = report["size"].get("stack_bytes")
     if sizes and stack is not None:  # bare metal: what a part's flash and RAM must hold
         totals = "; ".join(f"{report['artifacts'][k]} flash {s['flash_bytes']} B, RAM {s['ram_bytes']} B"

@@ -29,7 +29,7 @@ def _is_pointwise(geo) -> bool:
 STAGED_RESIDUAL = "staged_residual"
 
 
-def _residual_stage(node: Node, ctx, epilogue: Epilogue | None, groups: int, chunk: int, y_pitch: int) -> dict | None:
+def _stages_residual(node: Node, ctx, epilogue: Epilogue | None, groups: int, y_pitch: int) -> bool:
     """Where memory binds, a channels-last im2col convolution may write its output over its fused residual
     (ResNet's second convolution of a block: one activation less at the peak). The GEMM stores partial
     sums of a row tile before its last slice of k reads the residual there, so each tile's rows of the
@@ -37,12 +37,15 @@ def _residual_stage(node: Node, ctx, epilogue: Epilogue | None, groups: int, chu
     output does overwrite it (in_place_inputs); the copy is made either way."""
     y, out_channels = node.outputs[0], node.inputs[1].shape[0]
     residual = epilogue.residual if epilogue is not None else None
-    if (ctx.target.memory_policy != "size" or residual is None or residual is node.inputs[0] or groups != 1
-            or residual.shape != y.shape or residual.dtype != y.dtype or y_pitch != out_channels
-            or (epilogue.residual_rs, epilogue.residual_cs) != (out_channels, 1)):
-        return None
+    return not (ctx.target.memory_policy != "size" or residual is None or residual is node.inputs[0] or groups != 1
+                or residual.shape != y.shape or residual.dtype != y.dtype or y_pitch != out_channels
+                or (epilogue.residual_rs, epilogue.residual_cs) != (out_channels, 1))
+
+
+def _residual_stage(node: Node, ctx, epilogue: Epilogue, chunk: int) -> dict:
     node.attrs[STAGED_RESIDUAL] = True
-    return dict(source=ctx.ptr(residual), rows=ctx.scratch(4 * chunk * out_channels, "residual_rows"))
+    rows = ctx.scratch(4 * chunk * node.inputs[1].shape[0], "residual_rows")
+    return dict(source=ctx.ptr(epilogue.residual), rows=rows)
 
 
 def _offset(*terms: tuple[str, int]) -> str | None:
@@ -181,7 +184,14 @@ class Conv(Op):
         values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
-        if _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps):
+        y_pitch = output_row_pitch(ctx.graph, y) or out_channels
+        depthwise = groups > 1 and group_in == 1 and group_out == 1
+        staged = _stages_residual(node, ctx, epilogue, groups, y_pitch)
+        # where memory binds, a convolution that needs columns and cannot write over its residual runs
+        # direct: no workspace (VGG-19's second 224x224 convolution: two activations and nothing else)
+        workspace_free = (ctx.target.memory_policy == "size" and not _is_pointwise(geo) and not depthwise
+                          and not staged)
+        if workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
                                                                   ("group", group_out)))
@@ -190,10 +200,9 @@ class Conv(Op):
             b = grouped.transpose(0, *range(3, 3 + len(geo.kernel)), 2, 1).reshape(groups, -1, group_out)
             _conv_direct.lower(node, ctx, b, dict(
                 values, geometry=geo, groups=groups, group_in=group_in, group_out=group_out, pixels=pixels,
-                y_pitch=output_row_pitch(ctx.graph, y) or out_channels,
-                group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u"))
+                y_pitch=y_pitch, group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u"))
             return
-        if groups > 1 and group_in == 1 and group_out == 1:
+        if depthwise:
             # f32-dwconv reads w as taps x channels: at each tap, the weights of a vector of channels
             taps = np.ascontiguousarray(w.data.reshape(channels, geo.taps).T, dtype=np.float32)
             ctx.use_kernels("f32-dwconv")
@@ -203,7 +212,6 @@ class Conv(Op):
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
-        y_pitch = output_row_pitch(ctx.graph, y) or out_channels
         if node.attrs.get("algorithm") == _winograd.ALGORITHM:  # passes/choose_winograd
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
@@ -227,7 +235,7 @@ class Conv(Op):
             ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, **values)
             return
         chunk = min(pixels, max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
-        stage = _residual_stage(node, ctx, epilogue, groups, chunk, y_pitch)
+        stage = _residual_stage(node, ctx, epilogue, chunk) if staged else None
         if stage is not None:
             values["epilogue"] = dict(epilogue.fields(ctx), residual=stage["rows"])
         elif epilogue is not None:
