@@ -25,11 +25,17 @@ _TABLE = {
 _BY_ONNX = {onnx_type: np.dtype(name) for name, (onnx_type, _) in _TABLE.items()}
 
 
+STRINGS_HINT = ("mlcc compiles numbers only; encode the strings as integers before the model (e.g. with sklearn's "
+                "OrdinalEncoder or LabelEncoder outside the exported pipeline) and export the model on those")
+
+
 def from_onnx(elem_type: int, where: str | None = None) -> np.dtype:
     try:
         return _BY_ONNX[elem_type]
     except KeyError:
         name = TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() else elem_type
+        if elem_type == TensorProto.STRING:
+            raise UnsupportedError(f"element type STRING is not supported: {STRINGS_HINT}", where) from None
         raise UnsupportedError(f"element type {name} is not supported", where) from None
 
 

@@ -182,3 +182,12 @@ def test_feature_vectorizer(target, tmp_path):
                    {"inputdimensions": [3, 2, 3]}, opset=1, domain=ML)  # b truncated to 2, c padded to 3
     m.opset_import.append(onnx.helper.make_opsetid("", 17))
     check_model(m, {"a": a, "b": b, "c": c}, target, tmp_path, rtol=0, atol=0)
+
+
+def test_string_input_error(tmp_path):
+    node = onnx.helper.make_node("LabelEncoder", ["x"], ["y"], domain=ML, keys_strings=["a", "b"], values_int64s=[1, 2])
+    graph = onnx.helper.make_graph([node], "strings", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.STRING, [2])],
+                                   [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT64, [2])])
+    m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(ML, 2), onnx.helper.make_opsetid("", 17)])
+    with pytest.raises(UnsupportedError, match="element type STRING is not supported: .*OrdinalEncoder"):
+        build_and_run(m, {}, "host", tmp_path)
