@@ -84,11 +84,16 @@ def test_regressor_aggregate_post_transform(aggregate, post, targets, target, tm
     check_model(model("TreeEnsembleRegressor", attrs, x, 1), {"x": x}, target, tmp_path, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_regressor_mode_missing_tracks(mode, target, tmp_path):
+@pytest.mark.parametrize("modes", [MODES[0:2], MODES[2:4], MODES[4:6], MODES[3:4]])
+def test_regressor_mode_missing_tracks(modes, target, tmp_path):
     x = features()
-    attrs = {**forest("target", trees=2, depth=4, modes=[mode], seed=len(mode), per_leaf=2), "n_targets": 2}
-    check_model(model("TreeEnsembleRegressor", attrs, x, 1), {"x": x}, target, tmp_path, rtol=1e-6, atol=1e-6)
+    attrs = {**forest("target", trees=2, depth=4, modes=modes, seed=len(modes[0]), per_leaf=2), "n_targets": 2}
+    report = check_model(model("TreeEnsembleRegressor", attrs, x, 1), {"x": x}, target, tmp_path, rtol=1e-6, atol=1e-6)
+    # the forest is tables: 2 trees of 15 branch nodes, a float split, a byte feature, byte successors,
+    # a mode byte when modes mix and a missing-value byte
+    step = next(s for s in report["steps"] if s["op"] == "TreeEnsembleRegressor")
+    assert (step["trees"], step["branch_nodes"], step["leaves"]) == (2, 30, 32)
+    assert step["bytes_per_node"] == 4 + 1 + 2 + (len(modes) > 1) + 1
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
