@@ -84,15 +84,12 @@ int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *a
             while (k >= 0) {
                 const float v = row[k_TreeEnsemble_0_feature[k]];
                 const float s = w_TreeEnsemble_0_splits[k];
-                int yes;
-                yes = v <= s;
+                const int yes = v <= s;
                 k = yes ? k_TreeEnsemble_0_true_next[k] : k_TreeEnsemble_0_false_next[k];
             }
             const size_t leaf = (size_t)(-1 - k);
             acc[k_TreeEnsemble_0_weight_target[leaf]] += w_TreeEnsemble_0_leaf_weights[leaf];
-
         }
-
     }
     MLCC_PROFILE_END(0);
 
