@@ -144,3 +144,12 @@ def test_stack_bound_holds_on_the_board(target, tmp_path):
         assert s["ram_bytes"] == arena + static + s["data_bytes"] + s["bss_bytes"]
     image = report["size"]["artifacts"]["firmware"]
     assert image["bss_bytes"] >= report["arena_bytes"] and image["stack_region_bytes"] >= static
+
+
+def test_model_without_inputs(tmp_path):
+    """All its inputs folded away: the harness still hands run_v a (non-NULL) input table."""
+    n = onnx.helper.make_node
+    value = onnx.numpy_helper.from_array(rand(2, 3, seed=4), "c")
+    model = graph_model([n("Constant", [], ["k"], value=value), n("Relu", ["k"], ["y"])], {},
+                        {"y": (onnx.TensorProto.FLOAT, [2, 3])})
+    check_model(model, {}, "cortex-m4", tmp_path, rtol=0, atol=0)
