@@ -77,10 +77,10 @@ def variant_for(target: Target) -> dict:
 
 
 def gemm_for(target: Target) -> str:
-    return f"mlcc_qs8_gemm__{variant_for(target)['name']}"
+    return f"mlcc_qs8_gemm__{variant_for(target)['gemm']}"
 
 
 def nchw_gemm_for(target: Target) -> str | None:
     """The target's channel-major kernel, when its variant has one."""
     variant = variant_for(target)
-    return f"mlcc_qs8_gemm_nchw__{variant['name']}" if variant.get("nchw") else None
+    return f"mlcc_qs8_gemm_nchw__{variant['nchw']}" if variant.get("nchw") else None

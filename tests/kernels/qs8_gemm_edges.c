@@ -69,6 +69,9 @@ int main(void) {
      * multipliers below and above 1 (shift 20-40), input rows wider than the pixels */
     static const size_t cn[] = {1, 3, 4, 5, 9}, cp[] = {1, 15, 16, 17, 33, 64}, ck[] = {1, 2, 3, 9, 16, 27, 100};
     struct { const char *name; mlcc_qs8_gemm_nchw_fn fn; } nchw[] = {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+        {"nchw avx512vnni", mlcc_qs8_gemm_nchw__avx512vnni},
+#endif
 #if defined(__AVX2__)
         {"nchw avx2", mlcc_qs8_gemm_nchw__avx2},
 #endif

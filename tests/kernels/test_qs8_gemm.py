@@ -1,5 +1,5 @@
 """The qs8-gemm variants (and the channel-major ones against mlcc_qs8_gemm_nchw__reference) against mlcc_qs8_gemm__reference through qs8_gemm_edges.c (bytes compared exactly):
-AVX2 natively, SIMD128 in wasmtime; the portable builds check the harness runs with the reference alone."""
+AVX2 and AVX-512 VNNI natively (where the CPU has it), SIMD128 in wasmtime; the portable builds check the harness runs with the reference alone."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ HARNESS = Path(__file__).with_name("qs8_gemm_edges.c")
 
 
 @pytest.mark.parametrize("target_name,variants,nchw_variants", [("x86_64", 1, 1), ("x86_64-avx512", 1, 1),
+                                                                ("x86_64-avx512-vnni", 1, 2),
                                                                 ("wasm32", 1, 0), ("x86_64-baseline", 0, 0)])
 def test_variants_match_reference(target_name, variants, nchw_variants, tmp_path):
     output = run_harness(target_name, HARNESS, kernel_sources("qs8-gemm"), tmp_path)
