@@ -3,7 +3,7 @@
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   cortex-m4 (Bare-metal Arm Cortex-M4F (Thumb-2, DSP, single-precision FPU, hard-float ABI): no OS, no C library)
  * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c conv_net.c
- * arena:    31360 bytes (59968 if no tensor shared memory)
+ * arena:    31360 bytes (56512 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
  */
 #include <math.h>
@@ -70,7 +70,6 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     float *const t_p2 = (float *)(a + 0);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
     float *const t_flat = (float *)(a + 0);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
     float *const t_logits = (float *)(a + 3136);  /* float32[1,10], 40 B, steps 7-8 */
-    float *const t_conv2_columns = (float *)(a + 12544);  /* float32[864], 3456 B, steps 3-3 */
     float *const t_p2_nhwc = (float *)(a + 12544);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
     float *const t_p1_nhwc = (float *)(a + 25088);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
 
@@ -81,7 +80,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     const float *const w_conv1_bias = (const float *)(conv_net_weights + 0);  /* float32[8] */
     const float *const w_conv1_weight_direct_packed4 = (const float *)(conv_net_weights + 64);  /* float32[1,2,9,4] */
     const float *const w_conv2_bias = (const float *)(conv_net_weights + 384);  /* float32[16] */
-    const float *const w_conv2_weight_channels_last_packed8 = (const float *)(conv_net_weights + 448);  /* float32[1,2,72,8] */
+    const float *const w_conv2_weight_direct_packed4 = (const float *)(conv_net_weights + 448);  /* float32[1,4,72,4] */
     const float *const w_fc_bias = (const float *)(conv_net_weights + 5056);  /* float32[10] */
     const float *const w_fc_weight_packed8 = (const float *)(conv_net_weights + 5120);  /* float32[2,784,8] */
 
@@ -144,20 +143,15 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad = { 0u, 1u, 1u },
         };
         for (size_t n = 0; n < 1u; ++n) {
-            const float *x_n = t_p1_nhwc + n * 1568u;
-            for (size_t p0 = 0; p0 < 196u; p0 += 12u) {
-                const size_t np = MLCC_MIN(12u, 196u - p0);
-                for (size_t group = 0; group < 1u; ++group) {
-                    static const struct mlcc_f32_epilogue epilogue = {
-                        MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                    };
-                    mlcc_f32_conv_im2col_nhwc(&geometry, 8u, 8u, x_n + group * 8u,
-                                              p0, np, t_conv2_columns);
-                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), np, 16u, 72u, t_conv2_columns, 72u, 1u,
-                                  w_conv2_weight_channels_last_packed8 + group * 1152u,
-                                  t_r2_nhwc + (n * 196u + p0) * 16u + group * 16u,
-                                  16u, 1.0f, w_conv2_bias + group * 16u, 0u, 1u, 1.0f, &epilogue);
-                }
+            for (size_t group = 0; group < 1u; ++group) {
+                static const struct mlcc_f32_epilogue epilogue = {
+                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+                };
+                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 8u, 8u, 16u, 4u,
+                    t_p1_nhwc + n * 1568u + group * 8u,
+                    w_conv2_weight_direct_packed4 + group * 1152u, w_conv2_bias + group * 16u,
+                    t_r2_nhwc + n * 3136u + group * 16u, 16u,
+                    &epilogue);
             }
         }
     }
