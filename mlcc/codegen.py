@@ -6,7 +6,6 @@ Output is deterministic: the same model and options give byte-identical files.
 from __future__ import annotations
 
 import hashlib
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,7 @@ import numpy as np
 
 from . import __version__, cnames, dtypes, jsmodule, ops, paths, toolchain
 from .ir import Value
-from .lower import Program
+from .lower import Program, Step
 from .plan import MemoryPlan
 from .render import render
 
@@ -33,12 +32,11 @@ def _type(v: Value) -> str:
     return v.type_str()
 
 
-def _layout_weights(program: Program, codes: list[str]) -> tuple[list[tuple[Value, int]], int]:
-    """Constants read by some step's code (or returned as outputs), in first-use order, at aligned offsets.
+def _layout_weights(program: Program, live: list[Step]) -> tuple[list[tuple[Value, int]], int]:
+    """Constants some step's code names (or returned as outputs), in first-use order, at aligned offsets.
     A constant input the lowering consumed at build time (axes, shapes, bounds as literals) is left out."""
     placed, seen, offset = [], set(), 0
-    used = [v for s, code in zip(program.steps, codes) for v in [*s.node.inputs, *s.constants]
-            if v is not None and v.is_const and re.search(rf"\b{program.names[id(v)]}\b", code)]
+    used = [v for s in live for v in [*s.node.inputs, *s.constants] if v is not None and v.is_const and s.names(v)]
     used += [v for v in program.graph.outputs if v.is_const and v.nbytes]  # empty outputs are not copied
     for v in used:
         if id(v) in seen:
@@ -94,14 +92,14 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     names = program.names
     NAME = name.upper()
     codes = _step_codes(program, plan)
-    scanned = [_without_comments(c) for c in codes]  # identifiers the C uses
-    placed, weights_total = _layout_weights(program, scanned)
+    live = [s for index, s in enumerate(program.steps) if index not in plan.elided_steps]  # steps with code
+    placed, weights_total = _layout_weights(program, live)
     placed, weights_total = _clear_of_byte_order_marks(placed, weights_total)
     weights_file = f"{name}.weights.bin"
     if weights_total:
         _write_weights(out_dir / weights_file, placed, weights_total)
 
-    read = {id(v) for s, code in zip(program.steps, scanned) for v in s.reads if re.search(rf"\b{names[id(v)]}\b", code)}
+    read = {id(v) for s in live for v in s.reads if s.names(v)}
     params, taken = [], {"arena", "inputs", "outputs"}
     inputs = []
     for i, v in enumerate(graph.inputs):
@@ -114,7 +112,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         params.append(f"const {dtypes.c_type(v.dtype)} *{ident}")
 
     produced = {id(v) for s in program.steps for v in s.writes}
-    outputs, copies, bound = [], [], set()
+    outputs, copies, bound, copied_values = [], [], set(), set()
     for i, (v, onnx_name) in enumerate(zip(graph.outputs, graph.output_names)):
         ident = cnames.identifier(onnx_name)
         while ident in taken:
@@ -128,11 +126,13 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
                            "a constant" if v.is_const else "the same tensor as an earlier output")
             if v.nbytes:  # an empty output needs no copy
                 copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=v.nbytes))
+                copied_values.add(id(v))
         outputs.append(dict(index=i, onnx_name=onnx_name, type=_type(v), c_type=dtypes.c_type(v.dtype),
                             ident=names[id(v)], param_ident=ident, declared=declared))
         params.append(f"{dtypes.c_type(v.dtype)} *{ident}")
     copied = {c["source"] for c in copies}
-    arena_tensors, views = _declarations(program, plan, scanned, copied)
+    used = {id(v) for s in live for v in s.uses.values()} | copied_values
+    arena_tensors, views = _declarations(program, plan, used)
     bases = {v["base"] for v in views}
     for t in inputs:
         t["used"] = t["used"] or t["ident"] in copied or t["ident"] in bases
@@ -142,7 +142,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     for index, s in enumerate(program.steps):
         ins = ", ".join(_type(v) for v in s.node.inputs if v is not None)
         outs = ", ".join(_type(v) for v in s.node.outputs if v.name)
-        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(codes[index]),
+        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(codes[index], s.scoped and index not in plan.elided_steps),
                           signature=cnames.comment_text(f"{ins} -> {outs}")))
 
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
@@ -190,15 +190,10 @@ def _step_codes(program: Program, plan: MemoryPlan) -> list[str]:
     return codes
 
 
-def _without_comments(code: str) -> str:
-    return re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
-
-
-def _declarations(program: Program, plan: MemoryPlan, codes: list[str], copied: set[str]) -> tuple[list[dict], list[dict]]:
+def _declarations(program: Program, plan: MemoryPlan, used: set[int]) -> tuple[list[dict], list[dict]]:
     """Pointers to the arena's tensors (buffers and the aliases into them, by offset) and to the aliases
-    into the caller's buffers, each declared only where some code uses it."""
+    into the caller's buffers, each declared only where some code uses it (`used`: ids of those values)."""
     names = program.names
-    used = set(re.findall(r"\b[A-Za-z_]\w*\b", "\n".join(codes))) | copied
     lifetime: dict[int, list[int]] = {}
     for index, s in enumerate(program.steps):
         for v in [*s.reads, *s.writes]:
@@ -206,12 +201,12 @@ def _declarations(program: Program, plan: MemoryPlan, codes: list[str], copied: 
     placed = {id(b.value): b.offset for b in plan.buffers}
     arena, views = [], []
     for b in plan.buffers:
-        if names[id(b.value)] in used:
+        if id(b.value) in used:
             arena.append(dict(ident=names[id(b.value)], c_type=dtypes.c_type(b.value.dtype), offset=b.offset,
                               type=_type(b.value), nbytes=b.value.nbytes, first=b.first, last=b.last, note=""))
     for a in plan.aliases:
         v, ident = a.value, names[id(a.value)]
-        if ident not in used:
+        if id(v) not in used:
             continue
         note = _LINKED[a.link.kind].format(names[id(a.link.parent)])
         first, last = lifetime[id(v)]
@@ -236,11 +231,8 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-_TOP_LEVEL_DECLARATION = re.compile(r"^(const |static |unsigned |signed |float |double |bool |size_t |u?int\d+_t |int |long )", re.M)
-
-
-def _scoped(code: str) -> str:
-    """A step that declares variables at its top level gets its own block, so steps never collide."""
-    if not _TOP_LEVEL_DECLARATION.search(code):
+def _scoped(code: str, scoped: bool) -> str:
+    """A step that declares variables at its top level (Step.scoped) gets its own block, so steps never collide."""
+    if not scoped:
         return code
     return "{\n" + "\n".join(f"    {line}" if line else line for line in code.splitlines()) + "\n}"

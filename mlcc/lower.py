@@ -3,6 +3,9 @@
 Each op's `lower(node, ctx)` calls `ctx.emit(template, **values)`; templates name tensors through
 `ctx.ptr(value)` and may call runtime kernels declared by `ctx.use_kernels(family)`. Lowering also assigns
 every tensor its C identifier (sanitised from the ONNX name) and records scratch buffers for the planner.
+The step keeps as data what its C needs: the tensors named through ctx.ptr, ctx.constant and ctx.scratch,
+and whether a template declared variables at its top level; code generation works from that, never from
+the C text.
 """
 
 from __future__ import annotations
@@ -16,15 +19,23 @@ from . import cnames, dtypes, freestanding, ops
 from .errors import UnsupportedError
 from .ir import Graph, Node, Value
 from .targets import Target
-from .render import render
+from .render import render_step
 
 
 @dataclass
 class Step:
+    """One node's implementation: its C body and, as data, everything that body names, so code generation
+    declares pointers, lays out weights and scopes the body without reading the C."""
     node: Node
     code: str = ""
     scratch: list[Value] = field(default_factory=list)  # live during this step only
     constants: list[Value] = field(default_factory=list)  # made by lowering (e.g. packed weights)
+    uses: dict[int, Value] = field(default_factory=dict)  # id -> every tensor the code names, first use first
+    scoped: bool = False  # the code declares variables at its top level: it gets its own block
+
+    def names(self, value: Value) -> bool:
+        """Whether the step's code refers to `value`'s pointer."""
+        return id(value) in self.uses
 
     @property
     def reads(self) -> list[Value]:
@@ -79,7 +90,9 @@ class LowerContext:
 
     # --- what ops call --------------------------------------------------------------------------
     def ptr(self, value: Value) -> str:
-        """The C identifier of a tensor's data pointer (typed by its dtype)."""
+        """The C identifier of a tensor's data pointer (typed by its dtype); the step's code uses it."""
+        if self.step is not None:
+            self.step.uses.setdefault(id(value), value)
         return self._name(value)
 
     def c_type(self, value_or_dtype) -> str:
@@ -97,14 +110,14 @@ class LowerContext:
         count = max(1, -(-int(nbytes) // np.dtype(dtype).itemsize))
         value = Value(f"{self.step.node.name}_{hint}", np.dtype(dtype), (count,))
         self.step.scratch.append(value)
-        return self._name(value)
+        return self.ptr(value)
 
     def constant(self, value: Value) -> str:
         """A constant made at build time (e.g. weights packed for a kernel): it joins the weights blob like
         a constant input; returns its C identifier."""
         assert self.step is not None and value.is_const
         self.step.constants.append(value)
-        return self._name(value)
+        return self.ptr(value)
 
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
         """A `static const` array at file scope (shape tables, strides); returns its identifier."""
@@ -118,9 +131,12 @@ class LowerContext:
         return ident
 
     def emit(self, template: str, **values: Any) -> None:
-        """Render `template` (under mlcc/templates/) into this step's code."""
+        """Render `template` (under mlcc/templates/) into this step's code. A template that declares variables
+        at its top level says so with `{% set scoped = true %}` (or a condition): the step gets its own block."""
         assert self.step is not None
-        code = render(template, **values).strip("\n")
+        code, scoped = render_step(template, **values)
+        code = code.strip("\n")
+        self.step.scoped = self.step.scoped or scoped
         self.step.code = f"{self.step.code}\n{code}" if self.step.code else code
 
 

@@ -28,3 +28,10 @@ def environment() -> jinja2.Environment:
 
 def render(template: str, **values) -> str:
     return environment().get_template(template).render(**values)
+
+
+def render_step(template: str, **values) -> tuple[str, bool]:
+    """A step template's C and whether it declares variables at its top level (the template sets `scoped`:
+    code generation then gives the step its own block, so steps' locals never collide)."""
+    module = environment().get_template(template).make_module(values)
+    return str(module), bool(getattr(module, "scoped", False))

@@ -141,10 +141,8 @@ def emit_regions(ctx, dst: Value, src: Value | None, regions: list[tuple[Region,
                  fill: str = "", fill_is_zero: bool = False) -> None:
     """Render regions that all write `dst` (copies read `src`, fills write the literal `fill`)."""
     itemsize = np.dtype(dst.dtype).itemsize
-    src_ident = ctx.ptr(src) if src is not None else None
-    planned = [p for r, c in regions
-               if (p := plan(r, ctx.ptr(dst), src_ident if r.src_strides is not None else None,
-                             itemsize, fill_is_zero, c)) is not None]
+    planned = [plan(r, ctx.ptr(dst), ctx.ptr(src) if src is not None and r.src_strides is not None else None,
+                    itemsize, fill_is_zero, c) for r, c in regions if r.size]  # naming a pointer marks it used
     # a tensor this moves nothing from or into may be declared yet never used: say so, or the compiler warns
     idle = [v for v in (dst if dst.size == 0 else None, None if planned else src) if v is not None and not v.is_const]
     idle = list(dict.fromkeys(ctx.ptr(v) for v in idle))

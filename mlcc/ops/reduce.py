@@ -188,12 +188,12 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported yet", node.where())
             axes = reduced_axes(node, row)
             ctype = ctx.c_type(x)
-            common = dict(ctype=ctype, x=ctx.ptr(x), y=ctx.ptr(y), count=y.size)
             if axes is None and row.single_is_identity:
-                ctx.emit("ops/reduce.c.j2", form="copy", nbytes=x.nbytes, **common)
+                ctx.emit("ops/reduce.c.j2", form="copy", x=ctx.ptr(x), y=ctx.ptr(y), nbytes=x.nbytes)
                 return
             if y.size == 0:
                 return
+            common = dict(ctype=ctype, y=ctx.ptr(y), count=y.size)
             count = x.size // y.size
             if count == 0:  # reducing over an empty dim
                 ctx.emit("ops/reduce.c.j2", form="fill", empty=_empty_literal(row, x.dtype), **common)
