@@ -10,6 +10,7 @@ the C text.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,7 @@ class LowerContext:
         self.kernel_families: list[str] = []
         self.static_arrays: list[StaticArray] = []
         self.step: Step | None = None
+        self._constants: dict[tuple, Value] = {}  # content -> the constant made first with it
         for v in graph.values():
             self._name(v)
 
@@ -114,9 +116,14 @@ class LowerContext:
 
     def constant(self, value: Value) -> str:
         """A constant made at build time (e.g. weights packed for a kernel): it joins the weights blob like
-        a constant input; returns its C identifier."""
+        a constant input; returns its C identifier. Constants are interned by content, so a form two steps
+        make alike (one weight tensor packed the same way for each of its readers) is stored once."""
         assert self.step is not None and value.is_const
-        self.step.constants.append(value)
+        data = np.ascontiguousarray(value.data, dtype=value.dtype)
+        key = (data.dtype.str, data.shape, hashlib.sha256(data.tobytes()).digest())
+        value = self._constants.setdefault(key, value)
+        if all(v is not value for v in self.step.constants):
+            self.step.constants.append(value)
         return self.ptr(value)
 
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
