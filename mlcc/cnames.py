@@ -5,6 +5,7 @@ ONNX names never reach C except through these functions, so a hostile name canno
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 
@@ -16,13 +17,43 @@ _C_KEYWORDS = frozenset(
 _MAX_IDENT = 40
 
 
+def _words(text: str) -> str:
+    return re.sub(r"__+", "_", re.sub(r"[^A-Za-z0-9_]+", "_", text)).strip("_")
+
+
+def _shorten(words: str) -> str:
+    """At most _MAX_IDENT characters, cut after a whole word (mid-word only when the first word is longer)."""
+    if len(words) <= _MAX_IDENT:
+        return words
+    kept = ""
+    for word in words.split("_"):
+        if len(kept) + bool(kept) + len(word) > _MAX_IDENT:
+            break
+        kept = f"{kept}_{word}" if kept else word
+    return kept or words[:_MAX_IDENT]
+
+
 def identifier(text: str, prefix: str = "") -> str:
-    """A C identifier made from `text`: [A-Za-z0-9_] only, never a keyword, never starting with a digit."""
-    ident = re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
-    ident = re.sub(r"__+", "_", ident)[:_MAX_IDENT].rstrip("_") or "t"
-    ident = prefix + ident
+    """A C identifier made from `text`: [A-Za-z0-9_] only, never a keyword, never starting with a digit;
+    a long text is cut at a word boundary."""
+    ident = prefix + (_shorten(_words(text)) or "t")
     if ident[0].isdigit() or ident in _C_KEYWORDS:
         ident = "v_" + ident
+    return ident
+
+
+def fresh_identifier(text: str, prefix: str, taken: set[str]) -> str:
+    """identifier(text, prefix), made unique among `taken` (and added to it). A shortened one that clashes
+    takes a short hash of the whole text, so it does not depend on the order names are made; any other clash
+    (or a clash of hashes) a counter."""
+    base = identifier(text, prefix)
+    if base in taken and len(_words(text)) > _MAX_IDENT:
+        base = f"{base}_{hashlib.sha256(text.encode()).hexdigest()[:4]}"
+    ident, i = base, 1
+    while ident in taken:
+        i += 1
+        ident = f"{base}_{i}"
+    taken.add(ident)
     return ident
 
 

@@ -80,14 +80,8 @@ class LowerContext:
 
     def _name(self, value: Value) -> str:
         if id(value) not in self.names:
-            prefix = "w_" if value.is_const else "t_"
-            base = cnames.identifier(value.name, prefix)
-            ident, i = base, 1
-            while ident in self._taken:
-                i += 1
-                ident = f"{base}_{i}"
-            self._taken.add(ident)
-            self.names[id(value)] = ident
+            prefix = "w_" if value.is_const else "t_"  # the generated file's header explains the prefixes
+            self.names[id(value)] = cnames.fresh_identifier(value.name, prefix, self._taken)
         return self.names[id(value)]
 
     # --- what ops call --------------------------------------------------------------------------
@@ -128,12 +122,7 @@ class LowerContext:
 
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
         """A `static const` array at file scope (shape tables, strides); returns its identifier."""
-        ident = cnames.identifier(f"{self.step.node.name if self.step else ''}_{hint}", "k_")
-        base, i = ident, 1
-        while ident in self._taken:
-            i += 1
-            ident = f"{base}_{i}"
-        self._taken.add(ident)
+        ident = cnames.fresh_identifier(f"{self.step.node.name if self.step else ''}_{hint}", "k_", self._taken)
         self.static_arrays.append(StaticArray(ident, c_type, [int(x) if c_type != "float" else float(x) for x in values], comment))
         return ident
 

@@ -76,17 +76,22 @@ def lstm() -> onnx.ModelProto:
 
 
 def concat_in_place() -> onnx.ModelProto:
-    """SqueezeNet's fire module: 1x1 and 3x3 expand convolutions write into their slices of the Concat."""
-    inits = {"s_w": _weights(30, 4, 8, 1, 1), "s_b": _weights(31, 4, scale=0.1),
-             "e1_w": _weights(32, 5, 4, 1, 1), "e1_b": _weights(33, 5, scale=0.1),
-             "e3_w": _weights(34, 7, 4, 3, 3), "e3_b": _weights(35, 7, scale=0.1),
-             "y_w": _weights(36, 3, 12, 1, 1), "y_b": _weights(37, 3, scale=0.1)}
+    """SqueezeNet's fire module, named as in the zoo: 1x1 and 3x3 expand convolutions write into their slices of
+    the Concat; the packed weights' names run past 40 characters and are cut at a word boundary."""
+    inits = {"fire2/squeeze1x1_w_0": _weights(30, 4, 8, 1, 1), "fire2/squeeze1x1_b_0": _weights(31, 4, scale=0.1),
+             "fire2/expand1x1_w_0": _weights(32, 5, 4, 1, 1), "fire2/expand1x1_b_0": _weights(33, 5, scale=0.1),
+             "fire2/expand3x3_w_0": _weights(34, 7, 4, 3, 3), "fire2/expand3x3_b_0": _weights(35, 7, scale=0.1),
+             "conv10_w_0": _weights(36, 3, 12, 1, 1), "conv10_b_0": _weights(37, 3, scale=0.1)}
     n = helper.make_node
-    nodes = [n("Conv", ["x", "s_w", "s_b"], ["s_c"]), n("Relu", ["s_c"], ["s"]),
-             n("Conv", ["s", "e1_w", "e1_b"], ["e1_c"]), n("Relu", ["e1_c"], ["e1"]),
-             n("Conv", ["s", "e3_w", "e3_b"], ["e3_c"], pads=[1, 1, 1, 1]), n("Relu", ["e3_c"], ["e3"]),
-             n("Concat", ["e1", "e3"], ["cat"], axis=1),
-             n("Conv", ["cat", "y_w", "y_b"], ["y"])]
+    nodes = [n("Conv", ["x", "fire2/squeeze1x1_w_0", "fire2/squeeze1x1_b_0"], ["fire2/squeeze1x1_1"]),
+             n("Relu", ["fire2/squeeze1x1_1"], ["fire2/squeeze1x1_2"]),
+             n("Conv", ["fire2/squeeze1x1_2", "fire2/expand1x1_w_0", "fire2/expand1x1_b_0"], ["fire2/expand1x1_1"]),
+             n("Relu", ["fire2/expand1x1_1"], ["fire2/expand1x1_2"]),
+             n("Conv", ["fire2/squeeze1x1_2", "fire2/expand3x3_w_0", "fire2/expand3x3_b_0"], ["fire2/expand3x3_1"],
+               pads=[1, 1, 1, 1]),
+             n("Relu", ["fire2/expand3x3_1"], ["fire2/expand3x3_2"]),
+             n("Concat", ["fire2/expand1x1_2", "fire2/expand3x3_2"], ["fire2/concat_1"], axis=1),
+             n("Conv", ["fire2/concat_1", "conv10_w_0", "conv10_b_0"], ["y"])]
     return _model(nodes, [helper.make_tensor_value_info("x", F, [1, 8, 9, 11])],
                   [helper.make_tensor_value_info("y", F, [1, 3, 9, 11])], inits, "concat_in_place")
 

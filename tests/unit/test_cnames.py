@@ -36,3 +36,20 @@ def test_float_literal_round_trips():
         text = cnames.float_literal(x).strip("()").rstrip("f")
         assert np.float32(float(text)) == np.float32(x)
     assert cnames.float_literal(float("inf")) == "INFINITY"
+
+
+def test_long_names_are_cut_at_a_word_boundary():
+    ident = cnames.identifier("fire2/squeeze1x1_w_0_channels_last_packed8", "w_")
+    assert ident == "w_fire2_squeeze1x1_w_0_channels_last"
+    assert cnames.identifier("a" * 50) == "a" * 40  # one word longer than the limit: cut inside it
+
+
+def test_cut_names_that_clash_take_a_stable_hash_of_the_whole_name():
+    long = "encoder_layer_0_attention_self_query_weight"
+    first, second = f"{long}_packed", f"{long}_transposed"
+    taken: set[str] = set()
+    a, b = cnames.fresh_identifier(first, "w_", taken), cnames.fresh_identifier(second, "w_", taken)
+    assert a == "w_encoder_layer_0_attention_self_query" and b.startswith(f"{a}_") and len(b) == len(a) + 5
+    # the suffix depends on the name only, not on what was named before
+    assert cnames.fresh_identifier(second, "w_", {a}) == b
+    assert cnames.fresh_identifier("x", "t_", {"t_x"}) == "t_x_2"  # an uncut clash counts

@@ -5,6 +5,9 @@
  * compile:  zig cc -target wasm32-wasi -msimd128 -mexec-model=reactor -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c control_flow.c
  * arena:    64 bytes (64 if no tensor shared memory)
  * weights:  192 bytes in control_flow.weights.bin
+ * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
+ *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
+ *           characters (with a short hash of the whole name where two cut names would clash)
  */
 #include <math.h>
 #include <stddef.h>

@@ -5,6 +5,9 @@
  * compile:  zig cc -target thumb-freestanding-eabihf -mcpu=cortex_m4+vfp4d16sp -fno-unwind-tables -fno-asynchronous-unwind-tables -fstack-size-section -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include/mlcc/freestanding -Imlcc_runtime/include -c conv_net.c
  * arena:    31360 bytes (56512 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
+ * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
+ *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
+ *           characters (with a short hash of the whole name where two cut names would clash)
  */
 #include <math.h>
 #include <stddef.h>
