@@ -337,10 +337,11 @@ def targets():
         host = host_target().name
     except MlccError:
         host = None
-    rows = [("name", "triple", "cpu", "artifacts", "runner", "description")]
+    rows = [("name", "triple", "cpu", "artifacts", "runner", "memory/weights", "description")]
     for t in all_targets().values():
         mark = " (host)" if t.name == host else ""
-        rows.append((t.name + mark, t.triple, t.cpu or "-", ",".join(t.artifacts), t.runner, t.description))
+        rows.append((t.name + mark, t.triple, t.cpu or "-", ",".join(t.artifacts), t.runner,
+                     f"{t.memory_policy}/{t.weights_policy}", t.description))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for r in rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])

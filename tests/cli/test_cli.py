@@ -98,6 +98,8 @@ def test_inspect_text_and_json(tmp_path):
 def test_targets_lists_host():
     proc = mlcc("targets")
     assert proc.returncode == 0 and "wasm32" in proc.stdout and "(host)" in proc.stdout
+    policies = {line.split()[0]: line.split()[5] for line in proc.stdout.splitlines()[1:] if "(host)" not in line}
+    assert policies["cortex-m4"] == "size/model" and policies["wasm32"] == "speed/model"
 
 
 # --- user errors: one line, exit 2, nothing left behind -----------------------------------------
