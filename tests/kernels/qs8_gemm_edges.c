@@ -75,6 +75,9 @@ int main(void) {
 #if defined(__AVX2__)
         {"nchw avx2", mlcc_qs8_gemm_nchw__avx2},
 #endif
+#if defined(__wasm_simd128__)
+        {"nchw wasmsimd", mlcc_qs8_gemm_nchw__wasmsimd},
+#endif
         {"nchw reference", mlcc_qs8_gemm_nchw__reference},
     };
     static uint8_t x[MAX_K * 80], ywant[9 * 64], ygot[9 * 64];
