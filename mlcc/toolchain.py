@@ -164,7 +164,9 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
     if "executable" in target.artifacts and io is not None:
         artifacts["executable"] = _link_runner(target, out_dir, name, artifacts["static_library"], io)
     if "firmware" in target.artifacts and io is not None:
-        artifacts["firmware"] = _link_firmware(target, out_dir, name, artifacts["static_library"], io)
+        image = _link_firmware(target, out_dir, name, artifacts["static_library"], io)
+        if image is not None:
+            artifacts["firmware"] = image
     return artifacts
 
 
@@ -192,9 +194,15 @@ def _link_runner(target: Target, out_dir: Path, name: str, archive: str, io: dic
     return runner
 
 
-def _link_firmware(target: Target, out_dir: Path, name: str, archive: str, io: dict) -> str:
-    """NAME_firmware.elf: libNAME.a in a complete image for the target's board (mlcc/firmware.py)."""
+def _link_firmware(target: Target, out_dir: Path, name: str, archive: str, io: dict) -> str | None:
+    """NAME_firmware.elf: libNAME.a in a complete image for the target's board (mlcc/firmware.py); None
+    when the model does not fit the emulated board's memory (the library is still the build's product)."""
     sources, script = firmware.write(out_dir, name, target, io)
     image = f"{name}_firmware.elf"
-    _run([*zig("cc"), *firmware.link_command(target, sources, archive, script, image)], cwd=str(out_dir))
+    try:
+        _run([*zig("cc"), *firmware.link_command(target, sources, archive, script, image)], cwd=str(out_dir))
+    except ToolchainError as exc:
+        if "will not fit in region" in str(exc):
+            return None
+        raise
     return image

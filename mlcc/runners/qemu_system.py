@@ -39,9 +39,13 @@ class QemuSystemModel(LoadedModel):
 
         super().__init__(out_dir, report)
         self.image = out_dir / report["artifacts"].get("firmware", "")
-        if not report["artifacts"].get("firmware") or not self.image.is_file():
-            raise RunError(f"{out_dir} has no firmware image: build it for a target with a board (cortex-m4, cortex-m55)")
         self.target = resolve(report["target"])
+        if not report["artifacts"].get("firmware") or not self.image.is_file():
+            if self.target.board:
+                raise RunError(f"{out_dir} has no firmware image: the model does not fit the memory of the emulated "
+                               f"board {self.target.board} (runtime_c/boards/{self.target.board}/memory.ld); "
+                               f"libNAME.a is built")
+            raise RunError(f"{out_dir} has no firmware image: build it for a target with a board (cortex-m4, cortex-m55)")
         self.command = qemu_system_command(self.target)
         self.stack_bytes: int | None = None  # the last run's stack depth, measured by painting
 

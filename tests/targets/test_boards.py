@@ -153,3 +153,15 @@ def test_model_without_inputs(tmp_path):
     model = graph_model([n("Constant", [], ["k"], value=value), n("Relu", ["k"], ["y"])], {},
                         {"y": (onnx.TensorProto.FLOAT, [2, 3])})
     check_model(model, {}, "cortex-m4", tmp_path, rtol=0, atol=0)
+
+
+def test_model_larger_than_the_board_builds_its_library_and_refuses_to_run(tmp_path):
+    x = rand(1, 1100, seed=1)
+    model = graph_model([onnx.helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x},
+                        {"y": (onnx.TensorProto.FLOAT, [1, 1000])}, {"w": rand(1100, 1000, seed=2)})  # 4.4 MB
+    path = tmp_path / "big.onnx"
+    onnx.save(model, str(path))
+    out, report = build(path, BuildOptions(target="cortex-m4", out_dir=tmp_path / "out"))
+    assert report["artifacts"] == {"static_library": "libbig.a"}
+    with pytest.raises(RunError, match=r"does not fit the memory of the emulated board mps2-an386"):
+        runners.load(out)
