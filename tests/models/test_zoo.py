@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from mlcc.verify import compare, reference_outputs
-from tests.golden import build_and_run
+from tests.golden import build_and_run, split_target
 from tests.models import zoo
 
 # Arena ceilings at -O2 (bytes, host and wasm32): measured when the memory planner learnt views, Concat ranges,
@@ -24,6 +24,21 @@ ARENA_CEILING = {
     "squeezenet": 5_342_208,
     "vgg19": 29_171_712,
     "zfnet512": 9_581_568,
+}
+# Weights ceilings (bytes) per build target whose weights are the same on every machine: measured when packed
+# weights were interned (one packed form per tensor and packing, stored once whoever reads it), plus 5%.
+WEIGHTS_CEILING = {
+    "wasm32": {
+        "bvlc_alexnet": 256_036_864,
+        "densenet121": 16_228_352,
+        "inception_v1": 25_427_968,
+        "inception_v2": 28_893_184,
+        "resnet50": 48_463_872,
+        "shufflenet": 2_826_240,
+        "squeezenet": 3_895_296,
+        "vgg19": 538_959_872,
+        "zfnet512": 356_540_416,
+    },
 }
 ARENA_OVER_BOUND = 1.05  # the arena may exceed the lower bound of its schedule by this factor at most
 
@@ -49,6 +64,8 @@ def test_zoo_as_shipped(zoo_model, target, tmp_path):
     assert report["arena_bytes"] <= ARENA_CEILING[name], f"{name}: arena grew to {report['arena_bytes']:,} B"
     assert report["arena_bytes"] <= ARENA_OVER_BOUND * report["arena_lower_bound_bytes"]
     assert "ConstantOfShape" not in report["ops"], "weights must fold into constants"
+    ceiling = WEIGHTS_CEILING.get(split_target(target)[0], {}).get(name)
+    assert ceiling is None or report["weights_bytes"] <= ceiling, f"{name}: weights grew to {report['weights_bytes']:,} B"
 
 
 def test_zoo_random_weights(zoo_model, target, tmp_path):
