@@ -21,7 +21,7 @@ from .. import ops
 from ..ir import Graph, Node, Value
 from ..ops import Role
 from ..ops._attention import broadcast_strides
-from ..ops._views import View, contiguous, reshape_strides  # noqa: F401 (reshape_strides: tests import it here)
+from ..ops._views import View, contiguous
 from ..ops.fused_attention import FusedAttention
 from ..ops.softmax import softmax_view
 from ._patterns import scalar

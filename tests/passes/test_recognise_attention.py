@@ -3,7 +3,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mlcc.ops import lookup
-from mlcc.passes.recognise_attention import reshape_strides
+from mlcc.ops._views import reshape_strides
 from tests.golden import check_model, rand
 from tests.passes.util import imported, make, run_pass
 
