@@ -139,7 +139,8 @@ def import_model(model: onnx.ModelProto, overrides: ShapeOverrides | None = None
 
 
 def _check_declared_output(info: onnx.ValueInfoProto, value: Value) -> None:
-    """A graph output's declared type and fixed dims must be what the graph computes (the header promises them)."""
+    """A graph output's declared type must be what the graph computes (the header promises it); a declared shape
+    that differs is a warning."""
     where = f"graph output {info.name!r}"
     if info.type.WhichOneof("value") != "tensor_type":
         return
@@ -152,9 +153,12 @@ def _check_declared_output(info: onnx.ValueInfoProto, value: Value) -> None:
     dims = list(tt.shape.dim)
     fixed = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in dims]
     if len(dims) != len(value.shape) or any(f is not None and f != n for f, n in zip(fixed, value.shape)):
+        # Exporters and old onnx shape inference declare stale shapes (onnxmltools' LightGBM label [1] at any batch,
+        # ceil-mode pools at opsets 10-11); onnxruntime runs such models with the computed shape, and so does mlcc:
+        # the header states the computed one, so nothing it promises is wrong.
         shown = [f if f is not None else (d.dim_param or "?") for f, d in zip(fixed, dims)]
-        raise ShapeError(f"is declared with shape [{', '.join(map(str, shown))}] but the graph computes "
-                         f"[{', '.join(map(str, value.shape))}]", where)
+        log.warning("warning: %s: is declared with shape [%s] but the graph computes [%s]; the computed shape is used",
+                    where, ", ".join(map(str, shown)), ", ".join(map(str, value.shape)))
 
 
 def explain_needs_constant(exc: NeedsConstantError, graph: Graph) -> None:
