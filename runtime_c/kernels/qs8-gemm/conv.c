@@ -50,45 +50,42 @@ void mlcc_qs8_conv_nchw(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
 }
 
 /* Rows q = (c, kh, kw) of the patches of output pixels [first, first + count) of one group, `rows` bytes
- * apart: each a run of the input row shifted by the tap, the zero point where it reads the padding. */
+ * apart: each a run of the input row shifted by the tap, the zero point where it reads the padding. The
+ * block is cut into stretches of one output row; a stretch's in-row columns for each kw are found once and
+ * hold for every channel and kh. */
 static void column_patches(const struct mlcc_qs8_conv_geometry *g, const uint8_t *xg, size_t group_in, uint8_t x_zero,
                            size_t first, size_t count, uint8_t *patches, size_t rows) {
-    for (size_t c = 0; c < group_in; ++c) {
-        const uint8_t *xc = xg + c * g->in_h * g->in_w;
-        for (size_t kh = 0; kh < g->kernel_h; ++kh) {
-            for (size_t kw = 0; kw < g->kernel_w; ++kw) {
-                uint8_t *dst = patches + ((c * g->kernel_h + kh) * g->kernel_w + kw) * rows;
-                size_t done = 0;
-                while (done < count) {  /* one output row's stretch at a time */
-                    const size_t pixel = first + done, oh = pixel / g->out_w, ow0 = pixel % g->out_w;
-                    const size_t run = MLCC_MIN(count - done, g->out_w - ow0);
+    const size_t taps = g->kernel_h * g->kernel_w;
+    for (size_t done = 0; done < count;) {
+        const size_t pixel = first + done, oh = pixel / g->out_w, ow0 = pixel % g->out_w;
+        const size_t run = MLCC_MIN(count - done, g->out_w - ow0);
+        for (size_t kw = 0; kw < g->kernel_w; ++kw) {
+            const size_t offset = kw * g->dilation_w;
+            size_t lo = 0, hi = run;  /* [lo, hi): the stretch's columns that read inside the row */
+            while (lo < run && (ow0 + lo) * g->stride_w + offset < g->pad_left) ++lo;
+            while (hi > lo && (ow0 + hi - 1) * g->stride_w + offset - g->pad_left >= g->in_w) --hi;
+            const size_t start = hi > lo ? (ow0 + lo) * g->stride_w + offset - g->pad_left : 0;
+            for (size_t c = 0; c < group_in; ++c) {
+                const uint8_t *xc = xg + c * g->in_h * g->in_w;
+                for (size_t kh = 0; kh < g->kernel_h; ++kh) {
+                    uint8_t *out = patches + (c * taps + kh * g->kernel_w + kw) * rows + done;
                     const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
-                    uint8_t *out = dst + done;
-                    if (ih >= g->in_h) {
+                    if (ih >= g->in_h || hi == lo) {
                         memset(out, x_zero, run);
-                    } else {  /* the in-row stretch, between stretches of padding */
-                        const uint8_t *src = xc + ih * g->in_w;
-                        const size_t offset = kw * g->dilation_w;
-                        size_t lo = 0, hi = run;
-                        while (lo < run && (ow0 + lo) * g->stride_w + offset < g->pad_left) ++lo;
-                        while (hi > lo && (ow0 + hi - 1) * g->stride_w + offset - g->pad_left >= g->in_w) --hi;
-                        memset(out, x_zero, lo);
-                        memset(out + hi, x_zero, run - hi);
-                        if (hi == lo) {
-                            done += run;
-                            continue;
-                        }
-                        const uint8_t *first_in = src + (ow0 + lo) * g->stride_w + offset - g->pad_left;
-                        if (g->stride_w == 1) {
-                            memcpy(out + lo, first_in, hi - lo);
-                        } else {
-                            for (size_t r = lo; r < hi; ++r) out[r] = first_in[(r - lo) * g->stride_w];
-                        }
+                        continue;
                     }
-                    done += run;
+                    for (size_t r = 0; r < lo; ++r) out[r] = x_zero;
+                    for (size_t r = hi; r < run; ++r) out[r] = x_zero;
+                    const uint8_t *src = xc + ih * g->in_w + start;
+                    if (g->stride_w == 1) {
+                        memcpy(out + lo, src, hi - lo);
+                    } else {
+                        for (size_t r = lo; r < hi; ++r) out[r] = src[(r - lo) * g->stride_w];
+                    }
                 }
             }
         }
+        done += run;
     }
 }
 
