@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, cnames, codegen, frontend, ir, lower, passes, plan, runner_source, targets, toolchain
+from . import __version__, buildfiles, cnames, codegen, frontend, ir, lower, passes, plan, runner_source, targets, toolchain
 from .errors import MemoryLimitError, NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 
@@ -118,6 +118,7 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
         options.progress("generating C")
         sources = codegen.generate(compiled.program, compiled.plan, staging, compiled.name,
                                    model_path.read_bytes(), model_path.name)
+        sources.files += buildfiles.write(staging, compiled.name, compiled.target, sources.files)
         artifacts = {}
         if options.compile:
             options.progress(f"compiling for {compiled.target.name}")

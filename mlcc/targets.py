@@ -51,6 +51,9 @@ class Target:
     # "model": the weights blob is no larger than the model's own weights (no build-time Winograd transform);
     # "speed": transforms may enlarge the weights for speed
     weights_policy: str = "speed"
+    # the ISA the generated C was chosen for, in GCC and Clang spelling: what a build's CMakeLists.txt
+    # compiles with (zig's -mcpu names are Zig's own); empty for the triple's baseline
+    portable_cflags: tuple[str, ...] = ()
 
     @property
     def is_wasm(self) -> bool:

@@ -32,6 +32,11 @@ if ! command -v qemu-system-arm >/dev/null 2>&1; then  # tests/targets/test_boar
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq qemu-system-arm
 fi
 
+if ! command -v cmake >/dev/null 2>&1 || ! command -v ninja >/dev/null 2>&1; then  # tests/integration: CMake consumers
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq cmake ninja-build
+fi
+
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
