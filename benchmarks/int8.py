@@ -1,0 +1,114 @@
+"""int8 against fp32: suite models quantized by onnxruntime.quantization (QDQ static, per-channel int8 weights,
+uint8 activations, calibrated on 4 seeded random batches), then mlcc int8 (each host target this CPU runs:
+AVX-512 VNNI where it has it), mlcc fp32 and onnxruntime int8 and fp32 (one thread, all optimisations),
+alternating rounds, median of the rounds' medians (CPU time for mlcc). Also arena and weights bytes.
+
+    python -m benchmarks.int8 [--models resnet8,ds_cnn_kws,mobilenet_v2] [--rounds 3] [--budget 2]
+
+Writes benchmarks/results/int8.json and int8.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from benchmarks import measure, models
+from mlcc.targets import host_target, resolve
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def quantize(model: onnx.ModelProto, src: Path, dst: Path) -> None:
+    from onnxruntime import quantization as q
+
+    onnx.save(model, str(src))
+    specs = measure.input_specs(model)
+
+    class Calibration(q.CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{s["name"]: np.random.default_rng(seed).standard_normal(s["shape"]).astype(np.float32)
+                                  for s in specs} for seed in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    q.quantize_static(str(src), str(dst), Calibration(), quant_format=q.QuantFormat.QDQ, per_channel=True,
+                      activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
+
+
+def int8_targets() -> list[str]:
+    """The host target, and the VNNI one where this CPU runs it."""
+    names = [host_target().name]
+    vnni = resolve("x86_64-avx512-vnni")
+    from mlcc.targets import _host_cpu_flags
+
+    if set(vnni.cpu_flags) <= _host_cpu_flags() and vnni.name not in names:
+        names.append(vnni.name)
+    return names
+
+
+def run(names: list[str], rounds: int, budget: float) -> dict:
+    logging.disable(logging.WARNING)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="mlcc-int8-") as tmp:
+        work = Path(tmp)
+        for name in names:
+            model = models.SUITE[name]()
+            fp32, int8 = work / f"{name}.onnx", work / f"{name}.int8.onnx"
+            quantize(model, fp32, int8)
+            specs = measure.input_specs(model)
+            feeds = {s["name"]: np.random.default_rng(0).standard_normal(s["shape"]).astype(np.float32) for s in specs}
+            builds = {"fp32": measure.mlcc_build(fp32, host_target().name, work / f"{name}-fp32")}
+            for target in int8_targets():
+                builds[f"int8 {target}"] = measure.mlcc_build(int8, target, work / f"{name}-int8-{target}")
+            times: dict[str, list[dict]] = {}
+            for _ in range(rounds):
+                for label, built in builds.items():
+                    times.setdefault(f"mlcc {label}", []).append(measure.mlcc_latency(built, feeds, None, budget, 200))
+                for label, path in (("onnxruntime int8", int8), ("onnxruntime fp32", fp32)):
+                    times.setdefault(label, []).append(measure.ort_latency(path, feeds, budget, 200)[0])
+            rows[name] = {"latency": {k: measure.merge_rounds(v) for k, v in times.items()},
+                          "bytes": {k: {"arena": b.get("arena_bytes"), "weights": b.get("weights_bytes")}
+                                    for k, b in builds.items()}}
+    return {"isa": measure.host_isa(), "rounds": rounds, "models": rows}
+
+
+def table(results: dict) -> str:
+    lines = [f"int8 vs fp32 on {results['isa']} ({results['rounds']} alternating rounds; mlcc: CPU time, "
+             "onnxruntime: wall time, one thread). Reproduce: `python -m benchmarks.int8`.", ""]
+    for name, row in results["models"].items():
+        lat = row["latency"]
+        lines.append(f"### {name}")
+        lines.append("| run | median ms | arena bytes | weights bytes |")
+        lines.append("|---|---|---|---|")
+        for label, t in lat.items():
+            ms = t.get("cpu_median_ms", t.get("median_ms"))
+            size = row["bytes"].get(label.removeprefix("mlcc "), {})
+            cell = f"{ms:.3f}" if ms is not None else t.get("error", "?")[:60]
+            lines.append(f"| {label} | {cell} | {size.get('arena', '')} | {size.get('weights', '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet8,ds_cnn_kws,mobilenet_v2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
+    args = parser.parse_args()
+    results = run(args.models.split(","), args.rounds, args.budget)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "int8.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / "int8.md").write_text(table(results) + "\n")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
