@@ -75,3 +75,44 @@ def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict
         input_offsets=", ".join(map(str, layout["inputs"])), output_offsets=", ".join(map(str, layout["outputs"])),
         layout=layout, example_feed=example_feed, array_types=_ARRAY_TYPE,
     )
+
+
+def package_name(name: str) -> str:
+    """The npm name of a model: lower case, words joined by '-' (npm refuses capitals and a leading '_')."""
+    return "-".join(part for part in name.lower().split("_") if part) or "model"
+
+
+def write_package(out_dir: Path, name: str, graph) -> list[str]:
+    """package.json and NAME.d.ts beside NAME.mjs: the folder is an npm package with TypeScript types.
+    Returns the file names."""
+    from .report import tensor_info
+
+    inputs = [tensor_info(v) for v in graph.inputs]
+    outputs = [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)]
+    (out_dir / "package.json").write_text(json.dumps(package_json(name), indent=2) + "\n")
+    (out_dir / f"{name}.d.ts").write_text(render("model.d.ts.j2", name=name, version=__version__,
+                                                 name_literal=json.dumps(name), array_types=_ARRAY_TYPE,
+                                                 inputs=[_ts_tensor(t) for t in inputs],
+                                                 outputs=[_ts_tensor(t) for t in outputs]))
+    return ["package.json", f"{name}.d.ts"]
+
+
+def package_json(name: str) -> dict:
+    module, types, wasm = f"./{name}.mjs", f"./{name}.d.ts", f"{name}.wasm"
+    return {
+        "name": package_name(name),
+        "version": "1.0.0",
+        "description": f"The model {name} compiled to WebAssembly by mlcc {__version__}: load() then run()",
+        "type": "module",
+        "main": module,
+        "types": types,
+        "exports": {".": {"types": types, "default": module}, f"./{wasm}": f"./{wasm}"},
+        "files": [f"{name}.mjs", f"{name}.d.ts", wasm],
+        "sideEffects": False,
+    }
+
+
+def _ts_tensor(t: dict) -> dict:
+    shape = ", ".join(str(d) for d in t["shape"])
+    return dict(name=json.dumps(t["name"]), dtype=json.dumps(t["dtype"]), array=_ARRAY_TYPE[t["dtype"]],
+                shape=f"[{shape}]", size=prod(t["shape"]))

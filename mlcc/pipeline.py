@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, buildfiles, cnames, codegen, frontend, ir, lower, passes, plan, runner_source, targets, toolchain
+from . import __version__, buildfiles, cnames, codegen, frontend, ir, jsmodule, lower, passes, plan, runner_source, targets, toolchain
 from .errors import MemoryLimitError, NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 
@@ -119,6 +119,8 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
         sources = codegen.generate(compiled.program, compiled.plan, staging, compiled.name,
                                    model_path.read_bytes(), model_path.name)
         sources.files += buildfiles.write(staging, compiled.name, compiled.target, sources.files)
+        if compiled.target.is_wasm:  # an npm package: package.json, and types for NAME.mjs
+            sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph)
         artifacts = {}
         if options.compile:
             options.progress(f"compiling for {compiled.target.name}")

@@ -48,4 +48,7 @@ python -c 'import torch, onnxscript' 2>/dev/null || pip install --quiet --disabl
 # scikit-learn and skl2onnx for the sklearn sweep's CI subset (tests/models/test_sklearn_sweep.py)
 python -c 'import sklearn, skl2onnx' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[sklearn]'
 
+# TypeScript for tests/integration/test_npm_package.py (tsc --noEmit on a consumer of a wasm32 build)
+[ -x .cache/npm/node_modules/.bin/tsc ] || npm install --prefix .cache/npm --no-audit --no-fund typescript@5 >/dev/null
+
 python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"
