@@ -128,10 +128,12 @@ def opt_level_options(f):
     @functools.wraps(f)  # keeps the options declared below this one
     def with_default(*args, opt_level=None, **kwargs):
         # click lets a later flag's default override an earlier one's, so none has a default: unset is -O2
+        if opt_level == 3:
+            raise UsageError("-O3 is not a level (it ran exactly the -O2 passes and was removed); levels are -O0, -O1, -O2 (default)")
         return f(*args, opt_level=2 if opt_level is None else opt_level, **kwargs)
 
     for level in (3, 2, 1, 0):
-        with_default = click.option(f"-O{level}", "opt_level", flag_value=level,
+        with_default = click.option(f"-O{level}", "opt_level", flag_value=level, hidden=level == 3,
                                     help=f"Optimisation level {level}" + (" (default)." if level == 2 else "."))(with_default)
     return with_default
 

@@ -1,6 +1,7 @@
 """Graph passes. Each lives in its own module `<verb>_<object>.py` exposing `run(graph) -> dict`, or
 `run(graph, target) -> dict` when its choices depend on the target (mlcc.targets.Target), the dict being
-what it did (recorded in report.json). PIPELINES lists them per -O level, in order; that list is the only
+what it did (recorded in report.json). PIPELINES lists them per -O level (0, 1, 2; there is no -O3: it
+was the -O2 list under another name and was removed), in order; that list is the only
 place a pass is named. Passes ask ops what they can do (mlcc.ops.Op's capabilities and roles), never
 their names (tests/unit/test_passes_ask_ops.py checks).
 """
@@ -20,9 +21,6 @@ PIPELINES: dict[int, list[str]] = {
     1: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
         "fold_batch_norm", "fuse_matmul_add", "eliminate_dead_code", "widen_float16"],
     2: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
-        "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
-        "recognise_attention", "fuse_epilogues", "choose_layout", "choose_winograd", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
-    3: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
         "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
         "recognise_attention", "fuse_epilogues", "choose_layout", "choose_winograd", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }

@@ -109,6 +109,15 @@ def test_missing_file(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_o3_is_not_a_level(tmp_path):
+    # -O3 was -O2 under another name; it is refused, naming the levels, before any work is done
+    model = tiny_model(tmp_path / "m.onnx")
+    for command in ("build", "verify", "inspect"):
+        assert_one_line_error(mlcc(command, model, "-O3", "-o", tmp_path / "o") if command == "build"
+                              else mlcc(command, model, "-O3"), "-O3", "-O0, -O1, -O2")
+    assert not (tmp_path / "o").exists()
+
+
 def test_garbage_file(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(os.urandom(3000))

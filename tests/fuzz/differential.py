@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0:100", help="START:STOP (STOP excluded) or one seed")
     parser.add_argument("-t", "--target", default="host")
     parser.add_argument("-j", "--jobs", type=int, default=1)
-    parser.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(4), help="mlcc optimisation level")
+    parser.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(3), help="mlcc optimisation level")
     parser.add_argument("--keep", help="save failing models, inputs and reasons in this folder")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every seed, not only failures")
     args = parser.parse_args(argv)
