@@ -43,10 +43,11 @@ def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return np.array(mult, np.int32), np.array(shift, np.int32)
 
 
-def padded_rows(w: np.ndarray) -> np.ndarray:
-    """int8 [n, k] weights as rows of ldw bytes (k rounded up to K_ALIGN, zero padded)."""
+def padded_rows(w: np.ndarray, align: int = K_ALIGN) -> np.ndarray:
+    """int8 [n, k] weights as rows of ldw bytes (k rounded up to `align`, zero padded). A depthwise
+    convolution's rows are read by scalar code: align 1 keeps its 9 taps 9 bytes."""
     n, k = w.shape
-    ldw = -(-k // K_ALIGN) * K_ALIGN
+    ldw = -(-k // align) * align
     out = np.zeros((n, ldw), np.int8)
     out[:, :k] = w
     return out

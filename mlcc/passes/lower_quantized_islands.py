@@ -25,7 +25,7 @@ from .. import ops
 from ..errors import MlccError
 from ..ir import Graph, Node, Value
 from ..ops._conv import CONV_ATTRS, conv_geometry
-from ..ops._qs8 import fixed_point, folded_bias, padded_rows
+from ..ops._qs8 import K_ALIGN, fixed_point, folded_bias, padded_rows
 from ..ops.q_linear_mat_mul import QLinearMatMul
 from ..ops.quantized_conv import QuantizedConv
 from ..ops.quantized_mat_mul import QuantizedMatMul
@@ -180,11 +180,13 @@ def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] |
         attrs["k"] = rows.shape[1]
         integer_op = QuantizedMatMul
     base = node.name
-    constants = [Value(m.fresh(f"{base}_qweights"), np.dtype(np.int8), (n, -(-rows.shape[1] // 16) * 16)),
+    depthwise = form == "conv" and int(node.attrs.get("group", 1)) == node.inputs[0].shape[1] == n
+    weights = padded_rows(rows, 1 if depthwise else K_ALIGN)
+    constants = [Value(m.fresh(f"{base}_qweights"), np.dtype(np.int8), weights.shape),
                  Value(m.fresh(f"{base}_qbias"), np.dtype(np.int32), (n,)),
                  Value(m.fresh(f"{base}_qmultiplier"), np.dtype(np.int32), (n,)),
                  Value(m.fresh(f"{base}_qshift"), np.dtype(np.int32), (n,))]
-    for value, data in zip(constants, (padded_rows(rows), folded, *requant)):
+    for value, data in zip(constants, (weights, folded, *requant)):
         value.data = np.ascontiguousarray(data)
         value.shape = tuple(data.shape)
     return Node(integer_op.op_type, base, [x_q, *constants], [y_value], attrs, integer_op.domain, 1), after
