@@ -6,7 +6,8 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
   (runtime_c/kernels/qs8-gemm): int32 accumulation; the zero points and the bias folded into one int32 bias
   at build time; fixed-point requantization (ops/_qs8 says why); ReLU / Clip as the output's clamp bounds
   (Q is monotonic, so Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly);
-- two activations (attention's products): QLinearMatMul.
+- two activations (attention's products): QLinearMatMul;
+- a QOperator QLinearConv with the same kind of weights: QuantizedConv too.
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
@@ -154,6 +155,14 @@ def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] |
             bias = np.rint(np.asarray(node.input(2).data, np.float64).reshape(-1) / acc_scale).astype(np.int64)
         else:
             return "bias neither constant nor a dequantized int32 constant"
+    return _build(m, node, form, x, x_q, rows, acc_scale, bias, activation, y, y_value, after)
+
+
+def _build(m: Rewriter, node: Node, form: str, x: "_Quant", x_q: Value, rows: np.ndarray, acc_scale: np.ndarray,
+           bias: np.ndarray, activation, y: "_Quant", y_value: Value, after: list[Node]) -> tuple[Node, list[Node]] | str:
+    """The integer node from an island's parts: x per tensor, int8 weights as [n, k] rows, the accumulator's
+    scale and int32 bias per output channel, y per tensor. `node` gives the convolution's attributes."""
+    n = rows.shape[0]
     requant = fixed_point(acc_scale / y.scale[0])
     if requant is None:
         return "output scale below the product's"
@@ -192,6 +201,49 @@ def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] |
     return Node(integer_op.op_type, base, [x_q, *constants], [y_value], attrs, integer_op.domain, 1), after
 
 
+class _Constant:
+    """A per-tensor or per-channel scale and zero point given as a QOperator op's constant inputs."""
+
+    def __init__(self, scale: Value | None, zero: Value | None):
+        self.ok = scale is not None and scale.is_const and (zero is None or zero.is_const)
+        if self.ok:
+            self.scale = np.asarray(scale.data, np.float64).reshape(-1)
+            self.zero = (np.zeros_like(self.scale, np.int64) if zero is None
+                         else np.asarray(zero.data, np.int64).reshape(-1))
+            self.per_tensor = self.scale.size == 1
+
+
+def _float_conv(node: Node, x_q: Value) -> Node:
+    """A float Conv with a QLinearConv's attributes and shapes, for the geometry."""
+    w = node.inputs[3]
+    stand_ins = [Value(x_q.name, np.dtype(np.float32), x_q.shape), Value(w.name, np.dtype(np.float32), w.shape, w.data)]
+    attrs = {name: node.attrs.get(name, default) for name, default in CONV_ATTRS.items()}
+    return Node("Conv", node.name, stand_ins, [], attrs, "", 11)
+
+
+def _qlinear_conv(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """A QOperator QLinearConv with constant symmetric int8 weights: the same integer op, with no clamp."""
+    x_q, w_value, b_value = node.inputs[0], node.inputs[3], node.input(8)
+    x, w, y = _Constant(node.inputs[1], node.input(2)), _Constant(node.inputs[4], node.input(5)), _Constant(node.inputs[6], node.input(7))
+    if not (x.ok and w.ok and y.ok and x.per_tensor and y.per_tensor) or not w_value.is_const:
+        return "scales or weights not constant"
+    weights = np.asarray(w_value.data)
+    if weights.dtype != np.int8 or np.any(w.zero != 0) or x_q.dtype not in EIGHT_BIT:
+        return "weights not symmetric int8"
+    rows = weights.reshape(weights.shape[0], -1)
+    n = rows.shape[0]
+    if not w.per_tensor and w.scale.size != n:
+        return "weight scales not per output channel"
+    acc_scale = x.scale[0] * np.broadcast_to(w.scale, (n,))
+    bias = np.zeros(n, np.int64)
+    if b_value is not None:
+        if not b_value.is_const or b_value.size != n:
+            return "bias not constant per output channel"
+        bias = np.asarray(b_value.data, np.int64).reshape(-1)
+    conv = _float_conv(node, x_q)
+    return _build(m, conv, "conv", x, x_q, rows, acc_scale, bias, None, y, node.outputs[0], [])
+
+
 def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
     inputs = [a.node.inputs[0], a.node.inputs[1], a.node.input(2), b.node.inputs[0], b.node.inputs[1],
               b.node.input(2), q.inputs[1], q.input(2)]
@@ -216,9 +268,10 @@ def run(graph: Graph) -> dict:
         op = _op(node)
         if op is None or op.quantized_form is None or node not in graph.nodes:
             continue
-        found = _integer_op(m, node, op.quantized_form)
+        qoperator = op.quantized_form == "qlinear_conv"
+        found = _qlinear_conv(m, node) if qoperator else _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):
-            if _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
+            if qoperator or _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
                 kept[f"{node.op_type} {node.name!r}: {found}"] += 1
                 float_flops += _flops(node)
             continue

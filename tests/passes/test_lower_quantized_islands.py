@@ -79,3 +79,22 @@ def test_fixed_point():
     assert list(mult[:4]) == [2**30, 3 * 2**29, round(1e-3 * 2.0 ** 40), 3 * 2**29]
     assert list(shift[:4]) == [31, 31, 40, 29] and (mult[4], shift[4]) == (0, 62)
     assert fixed_point(np.array([2.0 ** 31])) is None
+
+
+@pytest.mark.parametrize("weight_dtype,made", [(np.int8, {"QuantizedConv": 1}), (np.uint8, {})])
+def test_qlinear_conv_becomes_quantized_conv(weight_dtype, made):
+    """A QOperator QLinearConv with symmetric int8 weights takes the same integer op; uint8 weights (a zero
+    point of 128) keep QLinearConv's own loop."""
+    from tests.golden import node_model
+
+    w = np.random.default_rng(1).integers(-100, 100, (3, 2, 3, 3)).astype(weight_dtype)
+    inits = {"xs": np.float32(0.05), "xz": np.uint8(128), "w": w, "ws": np.float32(0.01),
+             "wz": weight_dtype(0 if weight_dtype == np.int8 else 128), "ys": np.float32(0.2), "yz": np.uint8(120),
+             "b": np.arange(3, dtype=np.int32)}
+    model = node_model("QLinearConv", {"x": np.zeros((1, 2, 5, 5), np.uint8)}, ["y"],
+                       {"pads": [1, 1, 1, 1], "_order": ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]},
+                       opset=10, initializers=inits)
+    graph = imported(model)
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == made
+    assert [n.op_type for n in graph.nodes] == [next(iter(made), "QLinearConv")]
