@@ -1,5 +1,5 @@
 """Direct convolution of channels-last activations with few input channels (a network's stem: an image's 1
-to 4 channels) or in groups (ShuffleNet's grouped 1x1), on f32-conv's mlcc_f32_conv_direct_nhwc__simd.
+to 4 channels) or in groups (ShuffleNet's grouped 1x1), on f32-conv's mlcc_f32_conv_direct_nhwc__<isa>.
 There im2col copies runs of a channel or three per tap and hands f32-gemm a k of a few dozen, and a group's
 GEMM a few dozen columns; the direct kernel reads each tap in place for a block of output pixels, the
 output channels in the vector lanes."""
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from .. import kernels
 from ._gemm import packed_constant, packed_size
 
 MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
-MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__simd)
+MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__<isa>)
 
 
 def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bool:
@@ -49,6 +50,6 @@ def lower(node, ctx, b, values: dict) -> None:
     vectors = nr // lanes(ctx.target)
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
     # the entry point for this panel width: the model links none of the others
-    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, kernel=f"mlcc_f32_conv_direct_nhwc_{vectors}v__simd",
+    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, kernel=kernels.function(ctx.target, f"mlcc_f32_conv_direct_nhwc_{vectors}v"),
              w_group=packed_size(k, group_out, nr),
              y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})

@@ -10,13 +10,12 @@ the width of the column chunks packed at run time so scratch stays bounded.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from .. import paths
+from .. import kernels
 from ..ir import Value
 from ..targets import Target
 
@@ -72,8 +71,7 @@ class Tile:
 @lru_cache(maxsize=1)
 def variants() -> tuple[Tile, ...]:
     """The manifest's variants, best first."""
-    with (paths.runtime_dir() / "kernels" / "f32-gemm" / "manifest.toml").open("rb") as f:
-        rows = tomllib.load(f)["variant"]
+    rows = kernels.family("f32-gemm").data["variant"]
     return tuple(Tile(r["name"], r["mr"], r["nr"], r["isa"], tuple(r["features"]), r.get("min_vector_bytes", 0),
                       r.get("lanes", 0), r.get("least_n", 0))
                  for r in rows)

@@ -11,11 +11,10 @@ real-valued scales practically never give.
 from __future__ import annotations
 
 import math
-import tomllib
 
 import numpy as np
 
-from .. import paths
+from .. import kernels
 from ..targets import Target
 
 FAMILY = "qs8-gemm"
@@ -64,8 +63,7 @@ def folded_bias(bias: np.ndarray, w: np.ndarray, x_zero: int, a_flip: int) -> np
 
 
 def variants() -> list[dict]:
-    with (paths.runtime_dir() / "kernels" / FAMILY / "manifest.toml").open("rb") as f:
-        return tomllib.load(f)["variant"]
+    return kernels.family(FAMILY).data["variant"]
 
 
 def variant_for(target: Target) -> dict:

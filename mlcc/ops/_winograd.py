@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ._conv import ConvGeometry
 from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, tile_for
 
@@ -114,7 +115,9 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
         floats = side[0] * side[1] * in_channels
         phases = dict(fields=phase_geo.fields(), floats=floats,
                       images=ctx.scratch(4 * count_pieces * floats, "winograd_phases"))
-    ctx.emit("ops/conv_winograd.c.j2", config=tile.config, tiles=count, chunk=chunk, groups=groups,
+    ctx.emit("ops/conv_winograd.c.j2", config=tile.config,
+             input_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_input"),
+             output_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,
              u=ctx.constant(u), u_point=u_point, u_group=POINTS * u_point,
              v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,

@@ -22,7 +22,7 @@ class AveragePool(LayoutAttribute, Op):
     def lower(self, node: Node, ctx) -> None:
         include_pad = bool(node.attrs["count_include_pad"])
         if node.inputs[0].dtype == np.float32:
-            lower_pool(node, ctx, "mlcc_f32_pool_avg__scalar", count_include_pad=include_pad)
+            lower_pool(node, ctx, "mlcc_f32_pool_avg", count_include_pad=include_pad)
         else:
             lower_pool_loops(node, ctx, "avg", count_include_pad=include_pad)
 

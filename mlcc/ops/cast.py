@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..ir import Node, Value
 from . import REQUIRED, Op, Role, register
 from ._broadcast import loop_nest
@@ -15,7 +16,7 @@ from ._broadcast import loop_nest
 _F16, _F32, _BOOL = np.dtype("float16"), np.dtype("float32"), np.dtype("bool")
 
 # (from, to) -> array kernel of the f16-convert family
-_KERNELS = {(_F16, _F32): "mlcc_f16_f32_convert__scalar", (_F32, _F16): "mlcc_f32_f16_convert__scalar"}
+_KERNELS = {(_F16, _F32): "mlcc_f16_f32_convert", (_F32, _F16): "mlcc_f32_f16_convert"}
 
 
 def conversion(src: np.dtype, dst: np.dtype) -> str:
@@ -35,7 +36,7 @@ def lower_cast(ctx, x: Value, out: Value, unread: list[Value]) -> None:
         ctx.use_kernels("f16-convert")
     kernel = _KERNELS.get((x.dtype, out.dtype))
     if kernel is not None:
-        ctx.emit("ops/cast.c.j2", kernel=kernel, n=out.size, x=ctx.ptr(x), y=ctx.ptr(out),
+        ctx.emit("ops/cast.c.j2", kernel=kernels.function(ctx.target, kernel), n=out.size, x=ctx.ptr(x), y=ctx.ptr(out),
                  unread=[ctx.ptr(v) for v in unread])
         return
     nest = loop_nest(out.shape, [x.shape])

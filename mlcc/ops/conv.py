@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..ir import Node, Value
 from . import Op, _winograd, register
 from . import _conv_direct
@@ -208,7 +209,7 @@ class Conv(Op):
             ctx.use_kernels("f32-dwconv")
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
-            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise",
+            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", kernel=kernels.function(ctx.target, "mlcc_f32_dwconv_nhwc"),
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import cnames
+from .. import cnames, kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, Role, register_family
@@ -342,7 +342,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
             vmath = row.vmath(node) if callable(row.vmath) else row.vmath
             if vmath and first.dtype == np.float32 and nest.flat and nest.operand_index == [nest.out_index]:
                 ctx.use_kernels("f32-vmath")
-                ctx.emit("ops/vmath.c.j2", fn=vmath, n=out.size, x=ctx.ptr(first), y=ctx.ptr(out))
+                ctx.emit("ops/vmath.c.j2", kernel=kernels.function(ctx.target, f"mlcc_f32_vmath_{vmath}"), n=out.size, x=ctx.ptr(first), y=ctx.ptr(out))
                 return
             body = self.body(node)
             code = " ".join([body.expr, *(expr for _, expr in body.temps)])

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register_family
 from ._layout import LayoutAttribute, is_channels_last
 
 TABLE = {
-    "GlobalMaxPool": "mlcc_f32_pool_global_max__scalar",
-    "GlobalAveragePool": "mlcc_f32_pool_global_avg__scalar",
+    "GlobalMaxPool": "mlcc_f32_pool_global_max",
+    "GlobalAveragePool": "mlcc_f32_pool_global_avg",
 }
 
 
@@ -25,12 +26,12 @@ def _make(op_type: str, kernel: str) -> type[Op]:
                 raise UnsupportedError(f"{op_type} needs an input of rank 2 or more, not {len(x.shape)}", node.where())
             ctx.use_kernels("f32-pool")
             if is_channels_last(node):  # N[D][H]WC (passes/choose_layout): y is N x C
-                ctx.emit("ops/global_pool.c.j2", kernel=kernel.replace("__scalar", "_nhwc__simd"),
+                ctx.emit("ops/global_pool.c.j2", kernel=kernels.function(ctx.target, f"{kernel}_nhwc"),
                          planes=f"{x.shape[0]}u, {x.size // (x.shape[0] * x.shape[-1])}", size=x.shape[-1],
                          x=ctx.ptr(x), y=ctx.ptr(y))
                 return
             planes = int(x.shape[0] * x.shape[1])
-            ctx.emit("ops/global_pool.c.j2", kernel=kernel, planes=planes, size=x.size // max(planes, 1),
+            ctx.emit("ops/global_pool.c.j2", kernel=kernels.function(ctx.target, kernel), planes=planes, size=x.size // max(planes, 1),
                      x=ctx.ptr(x), y=ctx.ptr(y))
 
         def flops(self, node: Node) -> int:

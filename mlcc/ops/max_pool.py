@@ -26,7 +26,7 @@ class MaxPool(LayoutAttribute, Op):
         if not indices:
             drop_unread_outputs(node, ctx, 1, "MaxPool's Indices output")
         if node.inputs[0].dtype == np.float32 and not indices:
-            lower_pool(node, ctx, "mlcc_f32_pool_max__scalar")
+            lower_pool(node, ctx, "mlcc_f32_pool_max")
         else:
             lower_pool_loops(node, ctx, "max", storage_order=int(node.attrs["storage_order"]))
 

@@ -1,4 +1,4 @@
-/* Checks mlcc_f32_attention (with GEMM variant VARIANT) against mlcc_f32_attention__reference: key counts
+/* Checks mlcc_f32_attention__<isa> (with GEMM variant VARIANT) against mlcc_f32_attention__reference: key counts
  * around the tile width (1, nr - 1, nr, nr + 1, several panels), queries in one and in several blocks, head
  * sizes 1 and odd, Q read transposed, grouped key/value heads, additive and keep masks broadcast, masks
  * shorter than the keys, causal, and rows masked throughout (NaN, or zeros when asked).
@@ -80,7 +80,7 @@ static void check(size_t heads, size_t kv_group, size_t q_len, size_t kv_len, si
         for (size_t i = 0; i < 2u * heads; ++i)
             for (size_t j = 0; j < p.mask_cols; ++j) keep_buf[i * q_len * p.mask_cols + j] = mask_form == 2;
     }
-    mlcc_f32_attention(cfg, &p, q_buf, k_buf, v_buf, add, keep, y_got, work);
+    MLCC_ISA_NAME(mlcc_f32_attention)(cfg, &p, q_buf, k_buf, v_buf, add, keep, y_got, work);
     mlcc_f32_attention__reference(&p, q_buf, k_buf, v_buf, add, keep, y_want, ref_work);
     ++cases;
     const size_t total = 2u * heads * q_len * (dim + 1u);

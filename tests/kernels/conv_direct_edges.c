@@ -1,12 +1,12 @@
-/* Checks mlcc_f32_conv_direct_nhwc__simd and __scalar against a naive convolution over unpacked weights:
+/* Checks mlcc_f32_conv_direct_nhwc__<isa> and __reference against a naive convolution over unpacked weights:
  * 1 to 5 and 34 input channels, some read from wider pixels (a group's slice), output channel counts around every vector width (1 .. 33, 48, 64) with panels of
- * 1 to 4 vectors (and widths __simd hands to __scalar), 1x1 images, pads on every side (wider than the
+ * 1 to 4 vectors (and widths __<isa> hands to __reference), 1x1 images, pads on every side (wider than the
  * window too), strides and dilations per axis, 3x3 / 7x7 / 10x4 / 1-D / 3-D windows, with and without
  * bias, output rows wider than the channels (a slice of a Concat), and fused epilogues (vector and scalar
  * activations, a residual read per element or broadcast per pixel). Inputs are fenced with NaN, so a read
  * outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is caught.
  * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
- * test_conv_direct_kernel.py. */
+ * test_families.py (f32-conv/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 
@@ -110,9 +110,9 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
     for (int form = 0; form < 2; ++form) {
         float *got = fenced_sentinel(got_buf, out * pitch);
         if (form == 0)
-            mlcc_f32_conv_direct_nhwc__scalar(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            mlcc_f32_conv_direct_nhwc__reference(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
         else
-            mlcc_f32_conv_direct_nhwc__simd(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
         ++cases;
         size_t first = 0;
         const size_t bad = compare(got, out, pitch, out_channels, &first);

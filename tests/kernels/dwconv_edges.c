@@ -1,10 +1,10 @@
-/* Checks mlcc_f32_dwconv_nhwc__simd against f32-conv's mlcc_f32_conv_depthwise_nhwc__scalar: channel counts
+/* Checks mlcc_f32_dwconv_nhwc__<isa> against its oracle mlcc_f32_dwconv_nhwc__reference: channel counts
  * around every vector width (1 .. 33, 48), 1x1 images, pads on every side (wider than the window too),
  * strides and dilations per axis, 3x3 / 5x5 / 10x4 / 1x1 / 1-D / 3-D windows, with and without bias, and
  * fused epilogues (vector and scalar activations, a residual read per element or broadcast per pixel).
  * Inputs are fenced with NaN, so a read outside them poisons the result; outputs are fenced with a
  * sentinel, so a write outside them is caught. Prints one line per failing case and a summary; exits 1
- * on any failure. Built and run by test_dwconv_kernel.py. */
+ * on any failure. Built and run by test_families.py (f32-dwconv/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 
@@ -49,8 +49,8 @@ static void check(const struct shape *s, size_t channels, int with_bias, int epi
     const struct mlcc_f32_epilogue e = conv_epilogue(epilogue_kind, residual, channels);
     const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
     float *got = fenced_sentinel(got_buf, out * channels);
-    mlcc_f32_conv_depthwise_nhwc__scalar(&ref, channels, x, w, bias, want, epilogue);
-    mlcc_f32_dwconv_nhwc__simd(&g, channels, x, w, bias, got, epilogue);
+    mlcc_f32_dwconv_nhwc__reference(&ref, channels, x, w, bias, want, epilogue);
+    MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(&g, channels, x, w, bias, got, epilogue);
     ++cases;
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < out * channels; ++i) {

@@ -1,10 +1,10 @@
-/* Checks the f32-lrn kernels on the SIMD shim (mlcc_f32_lrn_*__simd) against their scalar forms
- * (mlcc_f32_lrn_*__scalar), which they match bit for bit (Armv7 NEON: within 6 ulp, see MAX_ULP): channels-last and channels-first, channel and
+/* Checks the f32-lrn kernels on the SIMD shim (mlcc_f32_lrn_*__<isa>) against their scalar forms
+ * (mlcc_f32_lrn_*__reference), which they match bit for bit (Armv7 NEON: within 6 ulp, see MAX_ULP): channels-last and channels-first, channel and
  * inner counts around every vector width, windows of 1 to 9 channels (odd and even, wider than the
  * channels, and one wider than the padded copy holds), beta 0.75 and others, bias and alpha from the zoo's
  * and larger. Inputs are fenced with NaN and outputs with a sentinel, so reads and writes outside them are
  * caught. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
- * test_lrn_kernel.py. */
+ * test_families.py (f32-lrn/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 
@@ -56,8 +56,8 @@ static void check_nhwc(size_t pixels, size_t channels, const struct params *q)
     const float alpha_over_size = q->alpha / (float)q->size;
     const float *x = fenced_input(n);
     float *got = fenced_sentinel(got_buf, n);
-    mlcc_f32_lrn_nhwc__scalar(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, want);
-    mlcc_f32_lrn_nhwc__simd(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, got);
+    mlcc_f32_lrn_nhwc__reference(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, want);
+    MLCC_ISA_NAME(mlcc_f32_lrn_nhwc)(pixels, channels, q->size, alpha_over_size, q->beta, q->bias, x, got);
     ++cases;
     if (!same(got, n)) {
         ++failures;
@@ -72,8 +72,8 @@ static void check_nchw(size_t batch, size_t channels, size_t inner, const struct
     const float alpha_over_size = q->alpha / (float)q->size;
     const float *x = fenced_input(n);
     float *got = fenced_sentinel(got_buf, n);
-    mlcc_f32_lrn_nchw__scalar(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, want);
-    mlcc_f32_lrn_nchw__simd(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, got);
+    mlcc_f32_lrn_nchw__reference(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, want);
+    MLCC_ISA_NAME(mlcc_f32_lrn_nchw)(batch, channels, inner, q->size, alpha_over_size, q->beta, q->bias, x, got);
     ++cases;
     if (!same(got, n)) {
         ++failures;

@@ -1,10 +1,10 @@
-/* Checks the f32-pool channels-last kernels on the SIMD shim (mlcc_f32_pool_*_nhwc__simd) against their
- * scalar forms (mlcc_f32_pool_*_nhwc__scalar), which they match bit for bit: max and average (with and
+/* Checks the f32-pool channels-last kernels on the SIMD shim (mlcc_f32_pool_*_nhwc__<isa>) against their
+ * scalar forms (mlcc_f32_pool_*_nhwc__reference), which they match bit for bit: max and average (with and
  * without count_include_pad) over channel counts around every vector width, 1x1 images, pads on every side
  * (windows wholly in the padding too), strides, dilations, 1-D and 3-D windows, two images; global max and
  * average over 1 to 60 pixels. Inputs are fenced with NaN and outputs with a sentinel, so reads and writes
  * outside them are caught. Prints one line per failing case and a summary; exits 1 on any failure. Built
- * and run by test_pool_kernel.py. */
+ * and run by test_families.py (f32-pool/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 
@@ -48,11 +48,11 @@ static void check_window(const struct shape *s, size_t channels, int kind)
     const float *x = fenced_random(x_buf, in * channels);
     float *got = fenced_sentinel(got_buf, out * channels);
     if (kind == 0) {
-        mlcc_f32_pool_max_nhwc__scalar(images, channels, &g, x, want);
-        mlcc_f32_pool_max_nhwc__simd(images, channels, &g, x, got);
+        mlcc_f32_pool_max_nhwc__reference(images, channels, &g, x, want);
+        MLCC_ISA_NAME(mlcc_f32_pool_max_nhwc)(images, channels, &g, x, got);
     } else {
-        mlcc_f32_pool_avg_nhwc__scalar(images, channels, &g, kind == 2, x, want);
-        mlcc_f32_pool_avg_nhwc__simd(images, channels, &g, kind == 2, x, got);
+        mlcc_f32_pool_avg_nhwc__reference(images, channels, &g, kind == 2, x, want);
+        MLCC_ISA_NAME(mlcc_f32_pool_avg_nhwc)(images, channels, &g, kind == 2, x, got);
     }
     ++cases;
     if (!same(got, out * channels)) {
@@ -71,11 +71,11 @@ static void check_global(size_t pixels, size_t channels, int is_max)
     const float *x = fenced_random(x_buf, images * pixels * channels);
     float *got = fenced_sentinel(got_buf, images * channels);
     if (is_max) {
-        mlcc_f32_pool_global_max_nhwc__scalar(images, pixels, channels, x, want);
-        mlcc_f32_pool_global_max_nhwc__simd(images, pixels, channels, x, got);
+        mlcc_f32_pool_global_max_nhwc__reference(images, pixels, channels, x, want);
+        MLCC_ISA_NAME(mlcc_f32_pool_global_max_nhwc)(images, pixels, channels, x, got);
     } else {
-        mlcc_f32_pool_global_avg_nhwc__scalar(images, pixels, channels, x, want);
-        mlcc_f32_pool_global_avg_nhwc__simd(images, pixels, channels, x, got);
+        mlcc_f32_pool_global_avg_nhwc__reference(images, pixels, channels, x, want);
+        MLCC_ISA_NAME(mlcc_f32_pool_global_avg_nhwc)(images, pixels, channels, x, got);
     }
     ++cases;
     if (!same(got, images * channels)) {

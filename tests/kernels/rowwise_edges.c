@@ -2,7 +2,7 @@
  * strided (f32-softmax) and the f32-vmath array functions against their scalar references: row lengths and inner sizes around the lane count
  * (1 to 2 * 16 + 3) and a transformer's 384, a large common offset (the two-pass variance), a -inf score,
  * bias or none. Prints one line per failing case and a summary; exits 1 on any failure. Built and
- * run by test_rowwise_kernels.py. */
+ * run by test_families.py (f32-norm/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 
@@ -47,38 +47,38 @@ int main(void)
         const size_t n = lengths[a], rows = 3;
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
             fill(rows * n, with_bias ? 1000.0f : 0.0f, 4.0f);
-            mlcc_f32_norm_layer(rows, n, x, scale, with_bias ? bias : NULL, 1e-5f, got);
-            mlcc_f32_norm_layer__scalar(rows, n, x, scale, with_bias ? bias : NULL, 1e-5f, want);
+            MLCC_ISA_NAME(mlcc_f32_norm_layer)(rows, n, x, scale, with_bias ? bias : NULL, 1e-5f, got);
+            mlcc_f32_norm_layer__reference(rows, n, x, scale, with_bias ? bias : NULL, 1e-5f, want);
             /* around 1000 the mean itself is only good to ~1e-3 (either summation order) */
             compare("layer_norm", n, (size_t)with_bias, rows * n, 1e-5f, with_bias ? 2e-3f : 1e-5f);
         }
         fill(rows * n, 0.0f, 20.0f);
         x[n] = -INFINITY;  /* a masked score */
-        mlcc_f32_softmax_rows(rows, n, x, got);
-        mlcc_f32_softmax_rows__scalar(rows, n, x, want);
+        MLCC_ISA_NAME(mlcc_f32_softmax_rows)(rows, n, x, got);
+        mlcc_f32_softmax_rows__reference(rows, n, x, want);
         compare("softmax_rows", n, 0, rows * n, 1e-5f, 1e-7f);
-        mlcc_f32_logsoftmax_rows(rows, n, x, got);
-        mlcc_f32_logsoftmax_rows__scalar(rows, n, x, want);
+        MLCC_ISA_NAME(mlcc_f32_logsoftmax_rows)(rows, n, x, got);
+        mlcc_f32_logsoftmax_rows__reference(rows, n, x, want);
         compare("logsoftmax_rows", n, 0, rows * n, 1e-5f, 1e-5f);
         for (size_t b = 0; b < count && lengths[b] * n * 2 <= ELEMS; ++b) {
             const size_t inner = lengths[b], outer = 2;
             if (outer * n * inner > ELEMS) continue;
             fill(outer * n * inner, 0.0f, 20.0f);
-            mlcc_f32_softmax_strided(outer, n, inner, x, got, work);
-            mlcc_f32_softmax_strided__scalar(outer, n, inner, x, want, work);
+            MLCC_ISA_NAME(mlcc_f32_softmax_strided)(outer, n, inner, x, got, work);
+            mlcc_f32_softmax_strided__reference(outer, n, inner, x, want, work);
             compare("softmax_strided", n, inner, outer * n * inner, 1e-5f, 1e-7f);
-            mlcc_f32_logsoftmax_strided(outer, n, inner, x, got, work);
-            mlcc_f32_logsoftmax_strided__scalar(outer, n, inner, x, want, work);
+            MLCC_ISA_NAME(mlcc_f32_logsoftmax_strided)(outer, n, inner, x, got, work);
+            mlcc_f32_logsoftmax_strided__reference(outer, n, inner, x, want, work);
             compare("logsoftmax_strided", n, inner, outer * n * inner, 1e-5f, 1e-5f);
         }
     }
-    for (size_t a = 0; a < count; ++a) {  /* vector lanes and tails against the inline scalar forms, in place */
+    for (size_t a = 0; a < count; ++a) {  /* vector lanes and tails against the reference forms, in place */
         const size_t n = lengths[a];
         fill(n, 0.0f, 6.0f);
 #define CHECK_VMATH(fn)                                                         \
-        for (size_t i = 0; i < n; ++i) want[i] = mlcc_f32_##fn(x[i]);            \
+        mlcc_f32_vmath_##fn##__reference(n, x, want);                           \
         for (size_t i = 0; i < n; ++i) got[i] = x[i];                           \
-        mlcc_f32_vmath_##fn(n, got, got);                                       \
+        MLCC_ISA_NAME(mlcc_f32_vmath_##fn)(n, got, got);                        \
         compare("vmath_" #fn, n, 0, n, 1e-6f, 2e-6f); /* GELUs: 2.5e-7 max(|x|, 1) */
         CHECK_VMATH(exp)
         CHECK_VMATH(sigmoid)

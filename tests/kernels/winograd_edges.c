@@ -1,4 +1,4 @@
-/* Checks f32-winograd's factored transforms (mlcc_f32_winograd_{input,output}__simd) against the matrix
+/* Checks f32-winograd's factored transforms (mlcc_f32_winograd_{input,output}__<isa>) against the matrix
  * oracles (__reference): channel counts around every vector width (1 .. 33, 64), images smaller than a
  * tile and not a multiple of 4, pads on every side, 3x3 kernels and each piece of a 5x5 one, a range of
  * tiles from the middle, with and without bias, input and output row pitches wider than the channels (a
@@ -6,7 +6,7 @@
  * residual read per element, broadcast per pixel, or the output itself). Inputs are fenced with NaN, so a
  * read outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is
  * caught. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
- * test_winograd_kernel.py. */
+ * test_families.py (f32-winograd/manifest.toml). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,7 +63,7 @@ static void check(size_t h, size_t w, const size_t pad[4], size_t side, size_t p
         if (i % x_pitch >= channels) x[i] = NAN;  /* the other groups' channels: never read */
     /* input transform: unwritten gaps between points stay sentinels in both */
     float *got = fenced_sentinel(got_buf, 36 * point_stride), *want = fenced_sentinel(want_buf, 36 * point_stride);
-    mlcc_f32_winograd_input__simd(&g, piece, channels, x, x_pitch, t0, nt, got, point_stride, tile_stride);
+    MLCC_ISA_NAME(mlcc_f32_winograd_input)(&g, piece, channels, x, x_pitch, t0, nt, got, point_stride, tile_stride);
     mlcc_f32_winograd_input__reference(&g, piece, channels, x, x_pitch, t0, nt, want, point_stride, tile_stride);
     failures += compare("input", got - FENCE, want - FENCE, 36 * point_stride, label);
 
@@ -86,7 +86,7 @@ static void check(size_t h, size_t w, const size_t pad[4], size_t side, size_t p
         memcpy(want_buf, got_buf, sizeof(float) * (y_elems + 2 * FENCE));
         float *y_want = want_buf + FENCE;
         struct mlcc_f32_epilogue in_place = {MLCC_ACTIVATION_RELU, 0.0f, 0.0f, y_got, y_pitch, 1};
-        mlcc_f32_winograd_output__simd(&g, channels, m, point_stride, t0, nt, bias, y_got, y_pitch, &in_place);
+        MLCC_ISA_NAME(mlcc_f32_winograd_output)(&g, channels, m, point_stride, t0, nt, bias, y_got, y_pitch, &in_place);
         in_place.residual = y_want;
         mlcc_f32_winograd_output__reference(&g, channels, m, point_stride, t0, nt, bias, y_want, y_pitch, &in_place);
         failures += compare("output in place", y_got - FENCE, y_want - FENCE, y_elems, label);
@@ -94,7 +94,7 @@ static void check(size_t h, size_t w, const size_t pad[4], size_t side, size_t p
     }
     got = fenced_sentinel(got_buf, y_elems);
     want = fenced_sentinel(want_buf, y_elems);
-    mlcc_f32_winograd_output__simd(&g, channels, m, point_stride, t0, nt, bias, got, y_pitch, epilogue);
+    MLCC_ISA_NAME(mlcc_f32_winograd_output)(&g, channels, m, point_stride, t0, nt, bias, got, y_pitch, epilogue);
     mlcc_f32_winograd_output__reference(&g, channels, m, point_stride, t0, nt, bias, want, y_pitch, epilogue);
     failures += compare("output", got - FENCE, want - FENCE, y_elems, label);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "mlcc/isa.h"  /* MLCC_ISA_NAME: kernels named for the ISA they are built for */
+
 /* Status codes returned by NAME_run / NAME_run_v. */
 #define MLCC_OK 0
 #define MLCC_ERROR_NULL_ARGUMENT 1

@@ -1,25 +1,15 @@
-/* The SIMD shim this translation unit is compiled for, picked from the compiler's predefined macros (the
- * target's -mcpu/-m flags): kernels written on mlcc_f32v include this and guard their vector code with
- * MLCC_HAVE_F32V, keeping the portable scalar code for targets without one (x86_64-baseline, wasm32-scalar,
- * riscv64-scalar, Cortex-M). The f32-gemm variants include their own shim by name instead: several of
- * them are built side by side for the tests. */
+/* The SIMD shim this translation unit is compiled for (mlcc/isa.h picks it): kernels written on mlcc_f32v
+ * include this, guard their vector code with MLCC_HAVE_F32V, keeping the portable scalar code for targets
+ * without one (x86_64-baseline, wasm32-scalar, riscv64-scalar, Cortex-M), and name their entry points
+ * MLCC_ISA_NAME(...). The f32-gemm variants include their own shim by name instead: several of them are
+ * built side by side for the tests. */
 #ifndef MLCC_SIMD_H
 #define MLCC_SIMD_H
 
-#if defined(__AVX512F__)
-#include "mlcc/simd/avx512.h"
-#define MLCC_HAVE_F32V 1
-#elif defined(__AVX2__) && defined(__FMA__)
-#include "mlcc/simd/avx2.h"
-#define MLCC_HAVE_F32V 1
-#elif defined(__ARM_NEON) && (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
-#include "mlcc/simd/neon.h"
-#define MLCC_HAVE_F32V 1
-#elif defined(__riscv_vector)
-#include "mlcc/simd/rvv.h"
-#define MLCC_HAVE_F32V 1
-#elif defined(__wasm_simd128__)
-#include "mlcc/simd/wasmsimd.h"
+#include "mlcc/isa.h"
+
+#ifdef MLCC_ISA_HEADER
+#include MLCC_ISA_HEADER
 #define MLCC_HAVE_F32V 1
 #else
 #define MLCC_HAVE_F32V 0

@@ -108,9 +108,9 @@ static void softmax_row__reference(const struct mlcc_f32_attention_params *p, fl
     for (size_t j = 0; j < n; ++j) s[j] *= inv_sum;
 }
 
-void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
-                        const float *q, const float *k, const float *v, const float *add_mask,
-                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
+void MLCC_ISA_NAME(mlcc_f32_attention)(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
+                                       const float *q, const float *k, const float *v, const float *add_mask,
+                                       const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
 {
     const size_t nr = gemm->nr, n = p->kv_len;
     float *packed_kt = work;

@@ -5,7 +5,7 @@
  * per panel vector and one broadcast per pixel. Border
  * pixels (part of the window in the padding along w) run one at a time over their taps inside the input;
  * the interior ends with a block overlapping the one before it (those pixels are written twice). Targets
- * without a shim run the __scalar form. */
+ * without a shim run the __reference form. */
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/simd.h"
 #if MLCC_HAVE_F32V
@@ -29,10 +29,10 @@ static void taps_inside(const struct mlcc_f32_conv_geometry *g, int dim, size_t 
     *hi = k;
 }
 
-void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                       size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
-                                       const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                       const struct mlcc_f32_epilogue *epilogue)
+void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                          size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
+                                          const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                          const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
     size_t p = 0;
@@ -231,29 +231,29 @@ static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *
 }
 #endif
 
-/* One entry point per panel width, so a model links only the width it runs (and no shim: the __scalar form). */
+/* One entry point per panel width, so a model links only the width it runs (and no shim: the __reference form). */
 #define DIRECT_ARGS g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue
 #if MLCC_HAVE_F32V
 #define DIRECT(nv) direct(nv, DIRECT_ARGS)
 #else
-#define DIRECT(nv) mlcc_f32_conv_direct_nhwc__scalar(DIRECT_ARGS)
+#define DIRECT(nv) mlcc_f32_conv_direct_nhwc__reference(DIRECT_ARGS)
 #endif
-void mlcc_f32_conv_direct_nhwc_1v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u); }
-void mlcc_f32_conv_direct_nhwc_2v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u); }
-void mlcc_f32_conv_direct_nhwc_3v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u); }
-void mlcc_f32_conv_direct_nhwc_4v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u); }
 
-void mlcc_f32_conv_direct_nhwc__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
 #if MLCC_HAVE_F32V
     if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {
         switch (nr / LANES) {
-        case 1: mlcc_f32_conv_direct_nhwc_1v__simd(DIRECT_ARGS); return;
-        case 2: mlcc_f32_conv_direct_nhwc_2v__simd(DIRECT_ARGS); return;
-        case 3: mlcc_f32_conv_direct_nhwc_3v__simd(DIRECT_ARGS); return;
-        default: mlcc_f32_conv_direct_nhwc_4v__simd(DIRECT_ARGS); return;
+        case 1: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_ARGS); return;
+        case 2: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_ARGS); return;
+        case 3: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_ARGS); return;
+        default: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(DIRECT_ARGS); return;
         }
     }
 #endif
-    mlcc_f32_conv_direct_nhwc__scalar(DIRECT_ARGS);
+    mlcc_f32_conv_direct_nhwc__reference(DIRECT_ARGS);
 }

@@ -134,9 +134,9 @@ void mlcc_f32_conv_col2im_add(const struct mlcc_f32_conv_geometry *g, size_t cha
     }
 }
 
-void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
-                                     const float *x, const float *w, const float *bias,
-                                     float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+void mlcc_f32_conv_depthwise__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
+                                        const float *x, const float *w, const float *bias,
+                                        float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t in_plane = g->in[0] * g->in[1] * g->in[2];
     const size_t out_w = g->out[2], out_plane = g->out[0] * g->out[1] * out_w;

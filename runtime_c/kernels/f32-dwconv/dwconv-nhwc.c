@@ -378,9 +378,9 @@ static mlcc_f32v repeated(const float *w, size_t channels)
 /* The kernel's path for this channel count and window. */
 enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT };
 
-void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                const float *x, const float *w, const float *bias,
-                                float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                         const float *x, const float *w, const float *bias,
+                                         float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
 {
     /* the interior along w: output pixels whose every tap is inside the input */
     const size_t span = (g->kernel[2] - 1) * g->dilation[2];

@@ -1,10 +1,10 @@
-/* f32-lrn on the SIMD shim (mlcc/simd.h), matching the __scalar forms in lrn.c bit for bit: the same window
+/* f32-lrn on the SIMD shim (mlcc/simd.h), matching the __reference forms (lrn-reference.c) bit for bit: the same window
  * sum in the same order (terms outside the channels add +0), the same t * sqrt(t) then sqrt, the same
  * division. Channels-first: vectors along the contiguous inner axis, the window one plane apart.
  * Channels-last: vectors of a pixel's channels, the window as `size` loads shifted by one channel each;
  * a vector whose window crosses the pixel's first or last channel reads a zero-padded copy instead.
  * A beta other than 0.75 keeps the vector sums and takes powf per element. A target without a shim, or a
- * window wider than the padded copy holds, runs the scalar forms. */
+ * window wider than the padded copy holds, runs the reference forms. */
 #include <math.h>
 
 #include "mlcc/kernels/f32-lrn.h"
@@ -37,8 +37,8 @@ static void scale_pow(size_t n, float alpha_over_size, float beta, float bias, c
     for (size_t i = 0; i < n; ++i) y[i] = scale_one(x[i], y[i], alpha_over_size, beta, bias);
 }
 
-void mlcc_f32_lrn_nchw__simd(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
-                             float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_lrn_nchw)(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
+                                      float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const size_t before = (size - 1) / 2, after = size / 2, lanes = MLCC_F32V_LANES;
     const size_t vectors_end = inner - inner % lanes;
@@ -90,12 +90,12 @@ static inline mlcc_f32v window_sum_5(const float *src)
     return mlcc_f32v_fma(sum, v4, v4);
 }
 
-void mlcc_f32_lrn_nhwc__simd(size_t pixels, size_t channels, size_t size, float alpha_over_size,
-                             float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_lrn_nhwc)(size_t pixels, size_t channels, size_t size, float alpha_over_size,
+                                      float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const size_t before = (size - 1) / 2, after = size / 2, lanes = MLCC_F32V_LANES;
     if (size - 1 > MAX_HALO) {
-        mlcc_f32_lrn_nhwc__scalar(pixels, channels, size, alpha_over_size, beta, bias, x, y);
+        mlcc_f32_lrn_nhwc__reference(pixels, channels, size, alpha_over_size, beta, bias, x, y);
         return;
     }
     const mlcc_f32v va = mlcc_f32v_splat(alpha_over_size), vb = mlcc_f32v_splat(bias);
@@ -130,16 +130,16 @@ void mlcc_f32_lrn_nhwc__simd(size_t pixels, size_t channels, size_t size, float 
 
 #else
 
-void mlcc_f32_lrn_nchw__simd(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
-                             float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_lrn_nchw)(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
+                                      float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
-    mlcc_f32_lrn_nchw__scalar(batch, channels, inner, size, alpha_over_size, beta, bias, x, y);
+    mlcc_f32_lrn_nchw__reference(batch, channels, inner, size, alpha_over_size, beta, bias, x, y);
 }
 
-void mlcc_f32_lrn_nhwc__simd(size_t pixels, size_t channels, size_t size, float alpha_over_size,
-                             float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_lrn_nhwc)(size_t pixels, size_t channels, size_t size, float alpha_over_size,
+                                      float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
-    mlcc_f32_lrn_nhwc__scalar(pixels, channels, size, alpha_over_size, beta, bias, x, y);
+    mlcc_f32_lrn_nhwc__reference(pixels, channels, size, alpha_over_size, beta, bias, x, y);
 }
 
 #endif

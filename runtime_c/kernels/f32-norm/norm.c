@@ -50,8 +50,8 @@ static float row_squares(size_t n, const float *MLCC_RESTRICT x, float mean)
 }
 
 /* Mean and variance in two passes over the row (it stays in L1), as the scalar reference takes them. */
-void mlcc_f32_norm_layer(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
-                         const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_norm_layer)(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
+                                        const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) {

@@ -4,7 +4,7 @@
  * folds every vector of channels over them; a channel count that is not a multiple of the vector width is
  * finished by one vector overlapping the one before it (x and y must not overlap). Targets without a
  * shim, and fewer channels than one vector, take the same loops one channel at a time. Results match the
- * __scalar forms in pool-nhwc.c bit for bit: same taps, same order. */
+ * __reference forms (pool-nhwc-reference.c) bit for bit: same taps, same order. */
 #include <math.h>
 
 #include "mlcc/kernels/f32-pool.h"
@@ -177,14 +177,14 @@ static FORCE_INLINE void pool_nhwc(int is_max, size_t images, size_t channels, c
     }
 }
 
-void mlcc_f32_pool_max_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_pool_max_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     pool_nhwc(1, images, channels, geometry, false, x, y);
 }
 
-void mlcc_f32_pool_avg_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                  bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_pool_avg_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                           bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     pool_nhwc(0, images, channels, geometry, count_include_pad, x, y);
 }
@@ -239,14 +239,14 @@ static FORCE_INLINE void global_nhwc(int is_max, size_t images, size_t pixels, s
     }
 }
 
-void mlcc_f32_pool_global_max_nhwc__simd(size_t images, size_t pixels, size_t channels,
-                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_pool_global_max_nhwc)(size_t images, size_t pixels, size_t channels,
+                                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     global_nhwc(1, images, pixels, channels, x, y);
 }
 
-void mlcc_f32_pool_global_avg_nhwc__simd(size_t images, size_t pixels, size_t channels,
-                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_pool_global_avg_nhwc)(size_t images, size_t pixels, size_t channels,
+                                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     global_nhwc(0, images, pixels, channels, x, y);
 }

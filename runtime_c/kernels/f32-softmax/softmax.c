@@ -50,13 +50,13 @@ static float exp_and_sum(size_t n, const float *MLCC_RESTRICT x, float m, float 
     return sum;
 }
 
-void mlcc_f32_softmax_rows(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_softmax_rows)(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) mlcc_f32_scale_row(n, 1.0f / exp_and_sum(n, x, row_max(n, x), y), y);
 }
 
-void mlcc_f32_logsoftmax_rows(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void MLCC_ISA_NAME(mlcc_f32_logsoftmax_rows)(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) {
@@ -107,8 +107,8 @@ static void max_and_sum(size_t n, size_t inner, const float *MLCC_RESTRICT x, fl
     }
 }
 
-void mlcc_f32_softmax_strided(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                              float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
+void MLCC_ISA_NAME(mlcc_f32_softmax_strided)(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                             float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
 {
     float *MLCC_RESTRICT m = work;
     float *MLCC_RESTRICT scale = work + inner;
@@ -123,8 +123,8 @@ void mlcc_f32_softmax_strided(size_t outer, size_t n, size_t inner, const float 
     }
 }
 
-void mlcc_f32_logsoftmax_strided(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                                 float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
+void MLCC_ISA_NAME(mlcc_f32_logsoftmax_strided)(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                                float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
 {
     float *MLCC_RESTRICT m = work;
     float *MLCC_RESTRICT shift = work + inner;

@@ -1,5 +1,6 @@
 /* f32 exp, sigmoid, tanh, erf and the GELUs over arrays, in the vectors of the target's SIMD shim
- * (mlcc/simd.h) with mlcc/simd/math.h, the tail (or a whole array without a shim) with the scalar forms. */
+ * (mlcc/simd.h) with mlcc/simd/math.h, the tail (or a whole array without a shim) with the scalar forms;
+ * and the __reference forms, the scalar forms alone, the oracle of the tests. */
 #include "mlcc/kernels/f32-vmath.h"
 #include "mlcc/simd.h"
 #if MLCC_HAVE_F32V
@@ -13,11 +14,15 @@
 
 /* x and y may be the same array: each element is read before it is written */
 #define ARRAY_FUNCTION(fn)                                                              \
-    void mlcc_f32_vmath_##fn(size_t n, const float *x, float *y)                        \
+    void MLCC_ISA_NAME(mlcc_f32_vmath_##fn)(size_t n, const float *x, float *y)         \
     {                                                                                   \
         size_t i = 0;                                                                   \
         VECTOR_LOOP(fn);                                                                \
         for (; i < n; ++i) y[i] = mlcc_f32_##fn(x[i]);                                  \
+    }                                                                                   \
+    void mlcc_f32_vmath_##fn##__reference(size_t n, const float *x, float *y)           \
+    {                                                                                   \
+        for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_##fn(x[i]);                      \
     }
 
 ARRAY_FUNCTION(exp)

@@ -45,7 +45,7 @@ static struct tile tile_at(const struct mlcc_f32_conv_geometry *g, size_t t)
     return tile;
 }
 
-/* Tile t's patch for a piece of the kernel (see mlcc_f32_winograd_input__simd): PIECE_STEP taps further down
+/* Tile t's patch for a piece of the kernel (see mlcc_f32_winograd_input__<isa>): PIECE_STEP taps further down
  * for pieces 2 and 3, further right for 1 and 3. */
 #define PIECE_STEP 3
 static struct tile patch_at(const struct mlcc_f32_conv_geometry *g, size_t t, size_t piece)
@@ -209,9 +209,9 @@ static FORCE_INLINE void input_tile(const struct mlcc_f32_conv_geometry *g, size
         for (size_t l = 0; l < ALPHA; ++l) mlcc_f32v_store(v + (k * ALPHA + l) * point_stride + c, d[k][l]);
 }
 
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
-                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
-                                   size_t point_stride, size_t tile_stride)
+void MLCC_ISA_NAME(mlcc_f32_winograd_input)(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                            const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                            size_t point_stride, size_t tile_stride)
 {
     const size_t whole = channels / LANES * LANES;
     for (size_t t = 0; t < nt; ++t) {
@@ -237,9 +237,9 @@ static int epilogue_in_registers(const struct mlcc_f32_epilogue *e)
     return (e->residual == NULL || e->residual_cs == 1) && mlcc_f32v_activate(e, &probe, 1);
 }
 
-void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
-                                    size_t point_stride, size_t t0, size_t nt, const float *bias,
-                                    float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue)
+void MLCC_ISA_NAME(mlcc_f32_winograd_output)(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                             size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                             float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t whole = channels / LANES * LANES;
     const int in_registers = epilogue_in_registers(epilogue);
@@ -287,16 +287,16 @@ void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size
 
 #else /* no SIMD shim: the matrix forms */
 
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
-                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
-                                   size_t point_stride, size_t tile_stride)
+void MLCC_ISA_NAME(mlcc_f32_winograd_input)(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                            const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                            size_t point_stride, size_t tile_stride)
 {
     input_channels(g, piece, channels, x, x_pitch, t0, nt, v, point_stride, tile_stride, 0);
 }
 
-void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
-                                    size_t point_stride, size_t t0, size_t nt, const float *bias,
-                                    float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue)
+void MLCC_ISA_NAME(mlcc_f32_winograd_output)(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                             size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                             float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue)
 {
     output_channels(g, channels, m, point_stride, t0, nt, bias, y, y_pitch, epilogue, 0);
 }

@@ -7,7 +7,7 @@
 #include "mlcc/half.h"
 #include "mlcc/runtime.h"
 
-void mlcc_f16_f32_convert__scalar(size_t n, const uint16_t *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_f16_convert__scalar(size_t n, const float *MLCC_RESTRICT x, uint16_t *MLCC_RESTRICT y);
+void mlcc_f16_f32_convert__reference(size_t n, const uint16_t *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_f16_convert__reference(size_t n, const float *MLCC_RESTRICT x, uint16_t *MLCC_RESTRICT y);
 
 #endif /* MLCC_KERNELS_F16_CONVERT_H */

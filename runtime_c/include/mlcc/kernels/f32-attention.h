@@ -40,9 +40,9 @@ size_t mlcc_f32_attention_work_size(const struct mlcc_f32_attention_params *p, s
 
 /* add_mask (added to the scaled scores) and keep_mask (bool) may each be NULL. y may not overlap the
  * inputs. */
-void mlcc_f32_attention(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
-                        const float *q, const float *k, const float *v, const float *add_mask,
-                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
+void MLCC_ISA_NAME(mlcc_f32_attention)(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
+                                       const float *q, const float *k, const float *v, const float *add_mask,
+                                       const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
 
 /* The scalar oracle: the same contract in plain loops; work holds kv_len floats. */
 void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, const float *q, const float *k,

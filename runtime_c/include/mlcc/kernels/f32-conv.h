@@ -38,9 +38,9 @@ void mlcc_f32_conv_col2im_add(const struct mlcc_f32_conv_geometry *g, size_t cha
 /* Depthwise convolution of one image: output channel o reads input channel o / multiplier with filter
  * w[o] (kd x kh x kw); bias may be NULL. The epilogue (NULL: none) sees the output as a matrix of
  * channels x pixels: its residual is read at o * residual_rs + pixel * residual_cs. */
-void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
-                                     const float *x, const float *w, const float *bias,
-                                     float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_conv_depthwise__reference(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t multiplier,
+                                        const float *x, const float *w, const float *bias,
+                                        float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
 /* Channels-last (N[D]HWC) forms. im2col_nhwc writes rows p0 .. p0+np of one image's column matrix, row =
  * output pixel, column (kd, kh, kw, c) for the `channels` channels starting at x, whose pixels lie
@@ -48,37 +48,32 @@ void mlcc_f32_conv_depthwise__scalar(const struct mlcc_f32_conv_geometry *g, siz
 void mlcc_f32_conv_im2col_nhwc(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride,
                                const float *x, size_t p0, size_t np, float *MLCC_RESTRICT a);
 
-/* Depthwise convolution of one channels-last image with one filter per channel: w is taps x channels,
- * bias may be NULL. The epilogue (NULL: none) sees rows = output pixels, columns = channels. */
-void mlcc_f32_conv_depthwise_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                          const float *x, const float *w, const float *bias,
-                                          float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
-
 /* Direct convolution of one channels-last image (or one group of it) for few input channels, where im2col
  * would copy runs of a channel or three, or a group's few channels: y[pixel][o] = bias[o] + sum over the
  * taps t = (kd, kh, kw, c) inside the input of x[source][c] * w[t][o], the `channels` channels at x whose
  * pixels lie x_pixel_stride floats apart. w is f32-gemm's packed B of (taps * channels) x out_channels: panels of
  * nr output channels (zeros past out_channels), each k rows of nr floats. bias may be NULL; output pixels
  * lie y_pitch floats apart (a channel slice of a wider tensor); y must not overlap x or the residual. The
- * epilogue (NULL: none) sees rows = output pixels, columns = channels. __simd takes nr a multiple of the
- * vector width, at most 4 vectors (other widths run __scalar); _Nv__simd takes nr = N vectors (any nr on
- * targets without a SIMD shim, where it runs __scalar): a model links only the panel width it runs. */
-void mlcc_f32_conv_direct_nhwc__scalar(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                       size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                       const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                       const struct mlcc_f32_epilogue *epilogue);
-void mlcc_f32_conv_direct_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                     size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
-                                     const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                     const struct mlcc_f32_epilogue *epilogue);
+ * epilogue (NULL: none) sees rows = output pixels, columns = channels. __<isa> (on the SIMD shim, named by
+ * mlcc/isa.h) takes nr a multiple of the vector width, at most 4 vectors (other widths run __reference);
+ * _Nv__<isa> takes nr = N vectors (any nr on targets without a SIMD shim, where it runs __reference): a
+ * model links only the panel width it runs. */
+void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                          size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                          const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                          const struct mlcc_f32_epilogue *epilogue);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                              size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                              const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                              const struct mlcc_f32_epilogue *epilogue);
 /* the parameters of every entry point above, for the per-width ones */
 #define MLCC_F32_CONV_DIRECT_NHWC_PARAMS                                                                      \
     const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride, size_t out_channels,     \
         size_t nr, const float *x, const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch, \
         const struct mlcc_f32_epilogue *epilogue
-void mlcc_f32_conv_direct_nhwc_1v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
-void mlcc_f32_conv_direct_nhwc_2v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
-void mlcc_f32_conv_direct_nhwc_3v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
-void mlcc_f32_conv_direct_nhwc_4v__simd(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */

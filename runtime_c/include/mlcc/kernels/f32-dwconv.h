@@ -1,7 +1,7 @@
 /* f32-dwconv: depthwise convolution of channels-last (N[D]HWC) float32 images, one filter per channel (a
  * channel multiplier of 1), written once on the SIMD shim (mlcc/simd.h): the channels are the vector lanes.
- * A target without a shim builds the portable loop instead. The scalar oracle the tests compare against
- * is f32-conv's mlcc_f32_conv_depthwise_nhwc__scalar.
+ * A target without a shim builds the portable loop instead (__scalar, see mlcc/isa.h). mlcc_f32_dwconv_nhwc__reference
+ * (dwconv-nhwc-reference.c) is the oracle the tests compare against.
  *
  * The geometry is f32-conv's (struct mlcc_f32_conv_geometry: every convolution seen as 3-D).
  */
@@ -17,8 +17,11 @@
  * a channel block needs at one tap); bias may be NULL. The epilogue (NULL: none) sees rows = output
  * pixels, columns = channels. y must not overlap x or the residual: a channel count that is not a multiple
  * of the vector width is finished by one vector overlapping the previous one, written twice. */
-void mlcc_f32_dwconv_nhwc__simd(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                const float *x, const float *w, const float *bias,
-                                float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                         const float *x, const float *w, const float *bias,
+                                         float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_dwconv_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                     const float *x, const float *w, const float *bias,
+                                     float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 
 #endif /* MLCC_KERNELS_F32_DWCONV_H */

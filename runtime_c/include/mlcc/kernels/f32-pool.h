@@ -18,39 +18,39 @@ typedef struct mlcc_pool_geometry {
 } mlcc_pool_geometry;
 
 /* y[p] = max over each window of x[p], for planes p; taps in the padding are ignored. */
-void mlcc_f32_pool_max__scalar(size_t planes, const mlcc_pool_geometry *geometry,
-                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_max__reference(size_t planes, const mlcc_pool_geometry *geometry,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 /* y[p] = mean over each window of x[p]. The divisor counts the taps inside the input, or with
  * count_include_pad the taps inside the padded input [-pad_begin, in + pad_end). */
-void mlcc_f32_pool_avg__scalar(size_t planes, const mlcc_pool_geometry *geometry, bool count_include_pad,
-                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_avg__reference(size_t planes, const mlcc_pool_geometry *geometry, bool count_include_pad,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 /* y[p] = max / mean of the `size` contiguous elements of plane p of x. */
-void mlcc_f32_pool_global_max__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_global_avg__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_max__reference(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_avg__reference(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 /* Channels-last (N[D][H]WC) forms over `images` images of `channels` channels: windows as above, global
  * pools over each image's `pixels` pixels (y is images x channels). */
-void mlcc_f32_pool_max_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                    const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_avg_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                    bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_global_max_nhwc__scalar(size_t images, size_t pixels, size_t channels,
-                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_global_avg_nhwc__scalar(size_t images, size_t pixels, size_t channels,
-                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_max_nhwc__reference(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                       const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_avg_nhwc__reference(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                       bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_max_nhwc__reference(size_t images, size_t pixels, size_t channels,
+                                              const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void mlcc_f32_pool_global_avg_nhwc__reference(size_t images, size_t pixels, size_t channels,
+                                              const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 /* The same channels-last forms on the SIMD shim (mlcc/simd.h; the channels are the vector lanes), the
  * scalar ones their oracle; the loops one channel at a time on targets without a shim. x and y must not
  * overlap. */
-void mlcc_f32_pool_max_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_avg_nhwc__simd(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                  bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_global_max_nhwc__simd(size_t images, size_t pixels, size_t channels,
-                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
-void mlcc_f32_pool_global_avg_nhwc__simd(size_t images, size_t pixels, size_t channels,
-                                         const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void MLCC_ISA_NAME(mlcc_f32_pool_max_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void MLCC_ISA_NAME(mlcc_f32_pool_avg_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                           bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void MLCC_ISA_NAME(mlcc_f32_pool_global_max_nhwc)(size_t images, size_t pixels, size_t channels,
+                                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+void MLCC_ISA_NAME(mlcc_f32_pool_global_avg_nhwc)(size_t images, size_t pixels, size_t channels,
+                                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 #endif /* MLCC_KERNELS_F32_POOL_H */

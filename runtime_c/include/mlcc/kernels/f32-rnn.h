@@ -53,36 +53,36 @@ struct mlcc_f32_rnn_cell {
 };
 
 /* x[i] = act(x[i]) for i < n. */
-void mlcc_f32_rnn_activate__scalar(const struct mlcc_f32_rnn_activation *act, size_t n, float *x);
+void mlcc_f32_rnn_activate__reference(const struct mlcc_f32_rnn_activation *act, size_t n, float *x);
 
 /* A state before the first step: state row b = initial row b, or zeros when initial is NULL or when
  * sequence b is empty (it has no last step; onnxruntime reports zeros). */
-void mlcc_f32_rnn_init_state__scalar(const struct mlcc_f32_rnn_cell *cell, const float *initial,
-                                     size_t initial_stride, float *state, size_t state_stride);
+void mlcc_f32_rnn_init_state__reference(const struct mlcc_f32_rnn_cell *cell, const float *initial,
+                                        size_t initial_stride, float *state, size_t state_stride);
 
 /* RNN (G = 1): H = f(gates_x + gates). */
-void mlcc_f32_rnn_elman_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                     const float *gates_x, size_t gx_stride, float *gates,
-                                     float *h, size_t h_stride, float *y, size_t y_stride);
+void mlcc_f32_rnn_elman_step__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                        const float *gates_x, size_t gx_stride, float *gates,
+                                        float *h, size_t h_stride, float *y, size_t y_stride);
 
 /* LSTM (G = 4), gates in ONNX order i, o, f, c:
  * i = f(x_i + p_i * C), f = f(x_f + p_f * C) (or 1 - i), C' = f * C + i * g(x_c),
  * o = f(x_o + p_o * C'), H = o * h(C'). */
-void mlcc_f32_rnn_lstm_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                    const float *gates_x, size_t gx_stride, float *gates,
-                                    float *h, size_t h_stride, float *c, size_t c_stride,
-                                    float *y, size_t y_stride);
+void mlcc_f32_rnn_lstm_step__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                       const float *gates_x, size_t gx_stride, float *gates,
+                                       float *h, size_t h_stride, float *c, size_t c_stride,
+                                       float *y, size_t y_stride);
 
 /* GRU (G = 3), first half, gates in ONNX order z, r, h: z and r activated in place in gates.
  * Without linear_before_reset, rh row b (hidden floats) receives r * H, the operand of the product by R_h. */
-void mlcc_f32_rnn_gru_gates__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                    const float *gates_x, size_t gx_stride, float *gates,
-                                    const float *h, size_t h_stride, float *MLCC_RESTRICT rh);
+void mlcc_f32_rnn_gru_gates__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                       const float *gates_x, size_t gx_stride, float *gates,
+                                       const float *h, size_t h_stride, float *MLCC_RESTRICT rh);
 
 /* GRU, second half: the h column block of gates holds (r * H) R_h^T + Rb_h, or with linear_before_reset
  * H R_h^T + Rb_h; then H = (1 - z) * g(x_h + that, times r when linear before reset) + z * H. */
-void mlcc_f32_rnn_gru_update__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                     const float *gates_x, size_t gx_stride, float *gates,
-                                     float *h, size_t h_stride, float *y, size_t y_stride);
+void mlcc_f32_rnn_gru_update__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                        const float *gates_x, size_t gx_stride, float *gates,
+                                        float *h, size_t h_stride, float *y, size_t y_stride);
 
 #endif /* MLCC_KERNELS_F32_RNN_H */

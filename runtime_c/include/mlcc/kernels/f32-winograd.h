@@ -31,9 +31,9 @@
  * x_pitch floats apart: more than channels for a group of a grouped convolution) into v, tiles tile_stride
  * floats apart. piece: 0 for a 3x3 kernel; for a 5x5 one, which 3x3 piece (0 top-left, 1 top-right, 2
  * bottom-left, 3 bottom-right), its patches 3 taps further right (1, 3) and down (2, 3). */
-void mlcc_f32_winograd_input__simd(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
-                                   const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
-                                   size_t point_stride, size_t tile_stride);
+void MLCC_ISA_NAME(mlcc_f32_winograd_input)(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                            const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                            size_t point_stride, size_t tile_stride);
 
 /* A 5x5 stride-2 convolution is four 3x3 stride-1 ones over its input's phases (polyphase
  * decomposition): phase p holds the padded input's pixels at even or odd rows (p / 2) and columns (p % 2), out + 2
@@ -47,9 +47,9 @@ void mlcc_f32_winograd_phase(const struct mlcc_f32_conv_geometry *g, size_t phas
  * + c] = bias[c] + (A^T M A)[pixel], then the epilogue (NULL: none; rows are the image's output pixels,
  * columns channels). bias may be NULL. y must not overlap m; it may be the residual (read before y is
  * written). */
-void mlcc_f32_winograd_output__simd(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
-                                    size_t point_stride, size_t t0, size_t nt, const float *bias,
-                                    float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
+void MLCC_ISA_NAME(mlcc_f32_winograd_output)(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                             size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                             float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
 
 /* The oracles: the same contracts, computed from the transform matrices one channel at a time. */
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,

@@ -125,7 +125,7 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_direct_nhwc_3v__simd(&geometry, 4u, 4u, 5u, 3u,
+                mlcc_f32_conv_direct_nhwc_3v__scalar(&geometry, 4u, 4u, 5u, 3u,
                     t_fire2_squeeze1x1_2_nhwc + n * 396u + group * 4u,
                     w_fire2_expand1x1_w_0_direct_packed3 + group * 24u, w_fire2_expand1x1_b_0 + group * 5u,
                     t_fire2_expand1x1_2_nhwc + n * 1188u + group * 5u, 12u,
@@ -151,7 +151,7 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 4u, 4u, 7u, 4u,
+                mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 4u, 4u, 7u, 4u,
                     t_fire2_squeeze1x1_2_nhwc + n * 396u + group * 4u,
                     w_fire2_expand3x3_w_0_direct_packed4 + group * 288u, w_fire2_expand3x3_b_0 + group * 7u,
                     t_fire2_expand3x3_2_nhwc + n * 1188u + group * 7u, 12u,

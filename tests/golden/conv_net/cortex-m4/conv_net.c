@@ -108,7 +108,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 1u, 1u, 8u, 4u,
+                mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 1u, 1u, 8u, 4u,
                     t_image_nhwc + n * 784u + group * 1u,
                     w_conv1_weight_direct_packed4 + group * 72u, w_conv1_bias + group * 8u,
                     t_r1_nhwc + n * 6272u + group * 8u, 8u,
@@ -130,7 +130,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__simd(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
+        mlcc_f32_pool_max_nhwc__scalar(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
     }
     MLCC_PROFILE_END(2);
 
@@ -150,7 +150,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_direct_nhwc_4v__simd(&geometry, 8u, 8u, 16u, 4u,
+                mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 8u, 8u, 16u, 4u,
                     t_p1_nhwc + n * 1568u + group * 8u,
                     w_conv2_weight_direct_packed4 + group * 1152u, w_conv2_bias + group * 16u,
                     t_r2_nhwc + n * 3136u + group * 16u, 16u,
@@ -172,7 +172,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__simd(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
+        mlcc_f32_pool_max_nhwc__scalar(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
     }
     MLCC_PROFILE_END(4);
 
@@ -201,7 +201,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */
     MLCC_PROFILE_BEGIN(8);
-    mlcc_f32_softmax_rows(1u, 10u, t_logits, t_probabilities);
+    mlcc_f32_softmax_rows__scalar(1u, 10u, t_logits, t_probabilities);
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;

@@ -111,7 +111,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
                 static const struct mlcc_f32_epilogue epilogue = {
                     MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
                 };
-                mlcc_f32_conv_direct_nhwc_1v__simd(&geometry, 1u, 1u, 8u, 8u,
+                mlcc_f32_conv_direct_nhwc_1v__avx2(&geometry, 1u, 1u, 8u, 8u,
                     t_image_nhwc + n * 784u + group * 1u,
                     w_conv1_weight_direct_packed8 + group * 72u, w_conv1_bias + group * 8u,
                     t_r1_nhwc + n * 6272u + group * 8u, 8u,
@@ -133,7 +133,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__simd(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
+        mlcc_f32_pool_max_nhwc__avx2(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
     }
     MLCC_PROFILE_END(2);
 
@@ -154,13 +154,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             };
             for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
                 const size_t nt = MLCC_MIN(16u, 16u - t0);
-                mlcc_f32_winograd_input__simd(&geometry, 0u, 8u, t_p1_nhwc + n * 1568u, 8u, t0, nt,
+                mlcc_f32_winograd_input__avx2(&geometry, 0u, 8u, t_p1_nhwc + n * 1568u, 8u, t0, nt,
                                               t_conv2_winograd_inputs, 128u, 8u);
                 for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
                     mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), nt, 16u, 8u,
                                   t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
                                   t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
-                mlcc_f32_winograd_output__simd(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
+                mlcc_f32_winograd_output__avx2(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
                                                w_conv2_bias, t_r2_nhwc + n * 3136u, 16u,
                                                &epilogue);
             }
@@ -180,7 +180,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__simd(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
+        mlcc_f32_pool_max_nhwc__avx2(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
     }
     MLCC_PROFILE_END(4);
 
@@ -209,7 +209,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */
     MLCC_PROFILE_BEGIN(8);
-    mlcc_f32_softmax_rows(1u, 10u, t_logits, t_probabilities);
+    mlcc_f32_softmax_rows__avx2(1u, 10u, t_logits, t_probabilities);
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;

@@ -93,7 +93,7 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
 
     /* 0. LayerNormalization_0: LayerNormalization  float32[1,8,16], float32[16], float32[16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(0);
-    mlcc_f32_norm_layer(8u, 16u, t_x, w_ln1_s, w_ln1_b, 9.999999747378752e-06f, t_h);
+    mlcc_f32_norm_layer__scalar(8u, 16u, t_x, w_ln1_s, w_ln1_b, 9.999999747378752e-06f, t_h);
     MLCC_PROFILE_END(0);
 
     /* 1. MatMul_1: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
@@ -137,7 +137,7 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
             .scale = 0.25f,
             .block_rows = 8u,
         };
-        mlcc_f32_attention(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), &params,
+        mlcc_f32_attention__scalar(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), &params,
                            t_q, t_k, t_v,
                            NULL, NULL,
                            t_ctx, t_MatMul_8_attention);
@@ -160,7 +160,7 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
 
     /* 6. LayerNormalization_11: LayerNormalization  float32[1,8,16], float32[16], float32[16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(6);
-    mlcc_f32_norm_layer(8u, 16u, t_r1, w_ln2_s, w_ln2_b, 9.999999747378752e-06f, t_h2);
+    mlcc_f32_norm_layer__scalar(8u, 16u, t_r1, w_ln2_s, w_ln2_b, 9.999999747378752e-06f, t_h2);
     MLCC_PROFILE_END(6);
 
     /* 7. MatMul_12: Gemm  float32[1,8,16], float32[16,32], float32[32] -> float32[1,8,32] */

@@ -12,7 +12,7 @@ static float row_max(size_t n, const float *MLCC_RESTRICT x)
     return m;
 }
 
-void mlcc_f32_softmax_rows__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_softmax_rows__reference(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) {
@@ -28,7 +28,7 @@ void mlcc_f32_softmax_rows__scalar(size_t rows, size_t n, const float *MLCC_REST
     }
 }
 
-void mlcc_f32_logsoftmax_rows__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_logsoftmax_rows__reference(size_t rows, size_t n, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) {
@@ -70,8 +70,8 @@ static void max_and_sum(size_t n, size_t inner, const float *MLCC_RESTRICT x, fl
     }
 }
 
-void mlcc_f32_softmax_strided__scalar(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                                      float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
+void mlcc_f32_softmax_strided__reference(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                         float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
 {
     float *MLCC_RESTRICT m = work;
     float *MLCC_RESTRICT scale = work + inner;
@@ -86,8 +86,8 @@ void mlcc_f32_softmax_strided__scalar(size_t outer, size_t n, size_t inner, cons
     }
 }
 
-void mlcc_f32_logsoftmax_strided__scalar(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                                         float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
+void mlcc_f32_logsoftmax_strided__reference(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
+                                            float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
 {
     float *MLCC_RESTRICT m = work;
     float *MLCC_RESTRICT shift = work + inner;

@@ -86,8 +86,8 @@ static void pool_row(pool_kind kind, const mlcc_pool_geometry *g, ptrdiff_t od, 
     }
 }
 
-void mlcc_f32_pool_max__scalar(size_t planes, const mlcc_pool_geometry *geometry,
-                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_max__reference(size_t planes, const mlcc_pool_geometry *geometry,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const mlcc_pool_geometry *g = geometry;
     const size_t in_plane = (size_t)(g->in[0] * g->in[1] * g->in[2]);
@@ -101,8 +101,8 @@ void mlcc_f32_pool_max__scalar(size_t planes, const mlcc_pool_geometry *geometry
     }
 }
 
-void mlcc_f32_pool_avg__scalar(size_t planes, const mlcc_pool_geometry *geometry, bool count_include_pad,
-                               const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_avg__reference(size_t planes, const mlcc_pool_geometry *geometry, bool count_include_pad,
+                                  const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const mlcc_pool_geometry *g = geometry;
     const size_t in_plane = (size_t)(g->in[0] * g->in[1] * g->in[2]);
@@ -134,7 +134,7 @@ void mlcc_f32_pool_avg__scalar(size_t planes, const mlcc_pool_geometry *geometry
 /* Global max/average pooling: one reduction over each contiguous plane.
  * Four partial accumulators break the loop-carried dependency (the order of a float sum is ours). */
 
-void mlcc_f32_pool_global_max__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_global_max__reference(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     for (size_t p = 0; p < planes; ++p, x += size) {
         float m = size > 0 ? x[0] : 0.0f;
@@ -143,7 +143,7 @@ void mlcc_f32_pool_global_max__scalar(size_t planes, size_t size, const float *M
     }
 }
 
-void mlcc_f32_pool_global_avg__scalar(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_global_avg__reference(size_t planes, size_t size, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const float inv_size = size > 0 ? 1.0f / (float)size : 0.0f;
     for (size_t p = 0; p < planes; ++p, x += size) {

@@ -11,7 +11,7 @@ static float sigmoid(float x)
     return e / (1.0f + e);
 }
 
-void mlcc_f32_rnn_activate__scalar(const struct mlcc_f32_rnn_activation *act, size_t n, float *x)
+void mlcc_f32_rnn_activate__reference(const struct mlcc_f32_rnn_activation *act, size_t n, float *x)
 {
     const float alpha = act->alpha, beta = act->beta;
     switch (act->kind) {
@@ -58,8 +58,8 @@ static bool active(const struct mlcc_f32_rnn_cell *cell, size_t b, size_t t)
     return cell->seq_lens == NULL || (cell->seq_lens[b] > 0 && t < (size_t)cell->seq_lens[b]);
 }
 
-void mlcc_f32_rnn_init_state__scalar(const struct mlcc_f32_rnn_cell *cell, const float *initial,
-                                     size_t initial_stride, float *state, size_t state_stride)
+void mlcc_f32_rnn_init_state__reference(const struct mlcc_f32_rnn_cell *cell, const float *initial,
+                                        size_t initial_stride, float *state, size_t state_stride)
 {
     for (size_t b = 0; b < cell->batch; ++b) {
         const float *src = initial != NULL && active(cell, b, 0) ? initial + b * initial_stride : NULL;
@@ -97,9 +97,9 @@ static void zero_row(size_t n, float *y)
     for (size_t i = 0; i < n; ++i) y[i] = 0.0f;
 }
 
-void mlcc_f32_rnn_elman_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                     const float *gates_x, size_t gx_stride, float *gates,
-                                     float *h, size_t h_stride, float *y, size_t y_stride)
+void mlcc_f32_rnn_elman_step__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                        const float *gates_x, size_t gx_stride, float *gates,
+                                        float *h, size_t h_stride, float *y, size_t y_stride)
 {
     const size_t n = cell->hidden;
     for (size_t b = 0; b < cell->batch; ++b) {
@@ -112,16 +112,16 @@ void mlcc_f32_rnn_elman_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_
         float *MLCC_RESTRICT hb = h + b * h_stride;
         add_inputs(n, gates_x + b * gx_stride, NULL, NULL, g);
         clip(cell->clip, n, g);
-        mlcc_f32_rnn_activate__scalar(&cell->f, n, g);
+        mlcc_f32_rnn_activate__reference(&cell->f, n, g);
         for (size_t i = 0; i < n; ++i) hb[i] = g[i];
         store_row(n, hb, yb);
     }
 }
 
-void mlcc_f32_rnn_lstm_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                    const float *gates_x, size_t gx_stride, float *gates,
-                                    float *h, size_t h_stride, float *c, size_t c_stride,
-                                    float *y, size_t y_stride)
+void mlcc_f32_rnn_lstm_step__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                       const float *gates_x, size_t gx_stride, float *gates,
+                                       float *h, size_t h_stride, float *c, size_t c_stride,
+                                       float *y, size_t y_stride)
 {
     const size_t n = cell->hidden;
     const float *p = cell->peephole;
@@ -141,33 +141,33 @@ void mlcc_f32_rnn_lstm_step__scalar(const struct mlcc_f32_rnn_cell *cell, size_t
 
         add_inputs(n, x, p, cb, gi);
         clip(cell->clip, n, gi);
-        mlcc_f32_rnn_activate__scalar(&cell->f, n, gi);
+        mlcc_f32_rnn_activate__reference(&cell->f, n, gi);
         if (cell->input_forget) {
             for (size_t i = 0; i < n; ++i) gf[i] = 1.0f - gi[i];
         } else {
             add_inputs(n, x + 2 * n, p != NULL ? p + 2 * n : NULL, cb, gf);
             clip(cell->clip, n, gf);
-            mlcc_f32_rnn_activate__scalar(&cell->f, n, gf);
+            mlcc_f32_rnn_activate__reference(&cell->f, n, gf);
         }
         add_inputs(n, x + 3 * n, NULL, NULL, gc);
         clip(cell->clip, n, gc);
-        mlcc_f32_rnn_activate__scalar(&cell->g, n, gc);
+        mlcc_f32_rnn_activate__reference(&cell->g, n, gc);
         for (size_t i = 0; i < n; ++i) cb[i] = gf[i] * cb[i] + gi[i] * gc[i];
 
         /* the output gate peeks at the new cell state */
         add_inputs(n, x + n, p != NULL ? p + n : NULL, cb, go);
         clip(cell->clip, n, go);
-        mlcc_f32_rnn_activate__scalar(&cell->f, n, go);
+        mlcc_f32_rnn_activate__reference(&cell->f, n, go);
         for (size_t i = 0; i < n; ++i) gc[i] = cb[i];  /* h(C') in the cell gate's place, now free */
-        mlcc_f32_rnn_activate__scalar(&cell->h, n, gc);
+        mlcc_f32_rnn_activate__reference(&cell->h, n, gc);
         for (size_t i = 0; i < n; ++i) hb[i] = go[i] * gc[i];
         store_row(n, hb, yb);
     }
 }
 
-void mlcc_f32_rnn_gru_gates__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                    const float *gates_x, size_t gx_stride, float *gates,
-                                    const float *h, size_t h_stride, float *MLCC_RESTRICT rh)
+void mlcc_f32_rnn_gru_gates__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                       const float *gates_x, size_t gx_stride, float *gates,
+                                       const float *h, size_t h_stride, float *MLCC_RESTRICT rh)
 {
     const size_t n = cell->hidden;
     for (size_t b = 0; b < cell->batch; ++b) {
@@ -179,7 +179,7 @@ void mlcc_f32_rnn_gru_gates__scalar(const struct mlcc_f32_rnn_cell *cell, size_t
         float *MLCC_RESTRICT zr = gates + b * 3 * n;
         add_inputs(2 * n, gates_x + b * gx_stride, NULL, NULL, zr);
         clip(cell->clip, 2 * n, zr);
-        mlcc_f32_rnn_activate__scalar(&cell->f, 2 * n, zr);
+        mlcc_f32_rnn_activate__reference(&cell->f, 2 * n, zr);
         if (rhb != NULL) {
             const float *MLCC_RESTRICT r = zr + n;
             const float *MLCC_RESTRICT hb = h + b * h_stride;
@@ -188,9 +188,9 @@ void mlcc_f32_rnn_gru_gates__scalar(const struct mlcc_f32_rnn_cell *cell, size_t
     }
 }
 
-void mlcc_f32_rnn_gru_update__scalar(const struct mlcc_f32_rnn_cell *cell, size_t t,
-                                     const float *gates_x, size_t gx_stride, float *gates,
-                                     float *h, size_t h_stride, float *y, size_t y_stride)
+void mlcc_f32_rnn_gru_update__reference(const struct mlcc_f32_rnn_cell *cell, size_t t,
+                                        const float *gates_x, size_t gx_stride, float *gates,
+                                        float *h, size_t h_stride, float *y, size_t y_stride)
 {
     const size_t n = cell->hidden;
     for (size_t b = 0; b < cell->batch; ++b) {
@@ -210,7 +210,7 @@ void mlcc_f32_rnn_gru_update__scalar(const struct mlcc_f32_rnn_cell *cell, size_
             for (size_t i = 0; i < n; ++i) gh[i] += x[i];
         }
         clip(cell->clip, n, gh);
-        mlcc_f32_rnn_activate__scalar(&cell->g, n, gh);
+        mlcc_f32_rnn_activate__reference(&cell->g, n, gh);
         for (size_t i = 0; i < n; ++i) hb[i] = (1.0f - z[i]) * gh[i] + z[i] * hb[i];
         store_row(n, hb, yb);
     }

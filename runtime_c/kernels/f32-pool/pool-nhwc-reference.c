@@ -71,14 +71,14 @@ static void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_poo
     }
 }
 
-void mlcc_f32_pool_max_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                    const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_max_nhwc__reference(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                       const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     pool_nhwc(1, images, channels, geometry, false, x, y);
 }
 
-void mlcc_f32_pool_avg_nhwc__scalar(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
-                                    bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_avg_nhwc__reference(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
+                                       bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     pool_nhwc(0, images, channels, geometry, count_include_pad, x, y);
 }
@@ -102,14 +102,14 @@ static void global_nhwc(int is_max, size_t images, size_t pixels, size_t channel
     }
 }
 
-void mlcc_f32_pool_global_max_nhwc__scalar(size_t images, size_t pixels, size_t channels,
-                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_global_max_nhwc__reference(size_t images, size_t pixels, size_t channels,
+                                              const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     global_nhwc(1, images, pixels, channels, x, y);
 }
 
-void mlcc_f32_pool_global_avg_nhwc__scalar(size_t images, size_t pixels, size_t channels,
-                                           const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_pool_global_avg_nhwc__reference(size_t images, size_t pixels, size_t channels,
+                                              const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     global_nhwc(0, images, pixels, channels, x, y);
 }

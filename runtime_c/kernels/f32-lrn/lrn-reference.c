@@ -18,8 +18,8 @@ static void scale_by_window(size_t n, float alpha_over_size, float beta, float b
     }
 }
 
-void mlcc_f32_lrn_nchw__scalar(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
-                               float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_lrn_nchw__reference(size_t batch, size_t channels, size_t inner, size_t size, float alpha_over_size,
+                                  float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const size_t before = (size - 1) / 2, after = size / 2;
     for (size_t b = 0; b < batch; ++b, x += channels * inner, y += channels * inner) {
@@ -36,8 +36,8 @@ void mlcc_f32_lrn_nchw__scalar(size_t batch, size_t channels, size_t inner, size
     }
 }
 
-void mlcc_f32_lrn_nhwc__scalar(size_t pixels, size_t channels, size_t size, float alpha_over_size,
-                               float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
+void mlcc_f32_lrn_nhwc__reference(size_t pixels, size_t channels, size_t size, float alpha_over_size,
+                                  float beta, float bias, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
     const size_t before = (size - 1) / 2, after = size / 2;
     for (size_t p = 0; p < pixels; ++p, x += channels, y += channels) {

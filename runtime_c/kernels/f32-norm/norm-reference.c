@@ -5,9 +5,9 @@
 
 /* Per-channel affine map (batch normalisation at inference). */
 
-void mlcc_f32_norm_channel_affine__scalar(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
-                                          const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT shift,
-                                          float *MLCC_RESTRICT y)
+void mlcc_f32_norm_channel_affine__reference(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
+                                             const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT shift,
+                                             float *MLCC_RESTRICT y)
 {
     for (size_t b = 0; b < batch; ++b) {
         for (size_t c = 0; c < channels; ++c, x += inner, y += inner) {
@@ -17,9 +17,9 @@ void mlcc_f32_norm_channel_affine__scalar(size_t batch, size_t channels, size_t 
     }
 }
 
-void mlcc_f32_norm_batch_fold__scalar(size_t channels, const float *gamma, const float *beta, const float *mean,
-                                      const float *var, float epsilon, float *MLCC_RESTRICT scale,
-                                      float *MLCC_RESTRICT shift)
+void mlcc_f32_norm_batch_fold__reference(size_t channels, const float *gamma, const float *beta, const float *mean,
+                                         const float *var, float epsilon, float *MLCC_RESTRICT scale,
+                                         float *MLCC_RESTRICT shift)
 {
     for (size_t c = 0; c < channels; ++c) {
         scale[c] = gamma[c] / sqrtf(var[c] + epsilon);
@@ -45,9 +45,9 @@ static void moments(size_t n, const float *MLCC_RESTRICT x, float epsilon, float
     *inv_std = 1.0f / sqrtf(squares / (float)n + epsilon);
 }
 
-void mlcc_f32_norm_instance__scalar(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
-                                    const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT bias, float epsilon,
-                                    float *MLCC_RESTRICT y)
+void mlcc_f32_norm_instance__reference(size_t batch, size_t channels, size_t inner, const float *MLCC_RESTRICT x,
+                                       const float *MLCC_RESTRICT scale, const float *MLCC_RESTRICT bias, float epsilon,
+                                       float *MLCC_RESTRICT y)
 {
     if (inner == 0) return;
     for (size_t b = 0; b < batch; ++b) {
@@ -62,8 +62,8 @@ void mlcc_f32_norm_instance__scalar(size_t batch, size_t channels, size_t inner,
     }
 }
 
-void mlcc_f32_norm_layer__scalar(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
-                                 const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y)
+void mlcc_f32_norm_layer__reference(size_t rows, size_t n, const float *MLCC_RESTRICT x, const float *MLCC_RESTRICT scale,
+                                    const float *MLCC_RESTRICT bias, float epsilon, float *MLCC_RESTRICT y)
 {
     if (n == 0) return;
     for (size_t r = 0; r < rows; ++r, x += n, y += n) {
