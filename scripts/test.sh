@@ -51,4 +51,7 @@ python -c 'import sklearn, skl2onnx' 2>/dev/null || pip install --quiet --disabl
 # TypeScript for tests/integration/test_npm_package.py (tsc --noEmit on a consumer of a wasm32 build)
 [ -x .cache/npm/node_modules/.bin/tsc ] || npm install --prefix .cache/npm --no-audit --no-fund typescript@5 >/dev/null
 
+# transformers for the Hugging Face sweep's CI subset (tests/models/test_hf_sweep.py); it leaves the CPU torch alone
+python -c 'import transformers' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[hf]'
+
 python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"

@@ -1,0 +1,337 @@
+"""The Hugging Face sweep: `transformers` architectures at random init from small configs built here (no hub
+downloads), exported by torch.onnx at fixed shapes (the legacy TorchScript exporter and the dynamo one), built
+by mlcc for each target and compared with onnxruntime on the same inputs.
+
+    python -m benchmarks.sweep.hf_models                       # every model, both exporters, host and the wasm32 subset
+    python -m benchmarks.sweep.hf_models --fast                 # the CI subset (tests/models/test_hf_sweep.py)
+    python -m benchmarks.sweep.hf_models --only bert,gpt2 --exporters legacy --targets host
+    python -m benchmarks.sweep.hf_models --markdown benchmarks/results/hf_sweep.md
+
+Needs `pip install -e '.[hf]'` (the CPU torch wheel, onnxscript for the dynamo exporter, transformers: it does
+not require torch, so pip leaves the CPU wheel alone). Every config is tiny (hidden 32, 2 layers, 2 heads) and
+the weights are random with a fixed seed, so nothing is fetched. Outputs within rtol 1e-3, atol 1e-4
+(onnxruntime and mlcc sum in different orders).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs are built here: nothing may come from the hub
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+RTOL, ATOL = 1e-3, 1e-4
+SEED = 0
+OPSET = 17
+SEQ, VOCAB, IMAGE = 8, 100, 32
+EXPORTERS = ("legacy", "dynamo")
+SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+
+
+@dataclass
+class Case:
+    name: str
+    make: Callable  # () -> (torch module in eval mode, {input name: numpy array})
+    wasm: bool = False  # also built and run for wasm32
+    fast: bool = False  # in the CI subset
+
+
+@dataclass
+class Result:
+    name: str
+    exporter: str
+    target: str
+    ops: list[str] = field(default_factory=list)
+    status: str = "not run"
+    max_error: float | None = None
+    build_seconds: float | None = None
+    reason: str = ""
+
+
+def _text_inputs(mask: bool = True) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(SEED)
+    feeds = {"input_ids": rng.integers(3, VOCAB, size=(1, SEQ), dtype=np.int64)}
+    # The last two tokens are padding: the mask path is exercised, not folded away. Causal LMs get a mask too:
+    # without one transformers looks for packed sequences with torch.diff, which the legacy exporter lacks.
+    if mask:
+        feeds["attention_mask"] = np.array([[1] * (SEQ - 2) + [0, 0]], dtype=np.int64)
+    return feeds
+
+
+def _image_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(SEED)
+    return {"pixel_values": rng.standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)}
+
+
+def _model(cls_name: str, config_name: str, inputs: Callable[[], dict], part: str = "", **config):
+    """A factory for transformers.<cls_name>(transformers.<config_name>(**config)), its sub-module `part`."""
+    def make():
+        import torch
+        import transformers
+
+        torch.manual_seed(SEED)
+        model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**config))
+        model = getattr(model, part) if part else model
+        return model.eval(), inputs()
+    return make
+
+
+def _cases() -> list[Case]:
+    tokens = dict(bos_token_id=0, pad_token_id=1, eos_token_id=2)  # the defaults lie outside the small vocabulary
+    text = dict(vocab_size=VOCAB, max_position_embeddings=64, **tokens, **SMALL)
+    vision = dict(image_size=IMAGE, patch_size=8, num_channels=3, **SMALL)
+    seq2seq = dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                   decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, decoder_start_token_id=0,
+                   **tokens)
+    whisper_frames = 32  # the encoder's convolutions halve it; max_source_positions must equal the result
+
+    def audio_inputs():
+        rng = np.random.default_rng(SEED)
+        return {"input_values": rng.standard_normal((1, 400)).astype(np.float32)}
+
+    def whisper_inputs():
+        rng = np.random.default_rng(SEED)
+        return {"input_features": rng.standard_normal((1, 16, whisper_frames)).astype(np.float32)}
+
+    return [
+        Case("bert", _model("BertModel", "BertConfig", _text_inputs, **text), wasm=True, fast=True),
+        Case("distilbert", _model("DistilBertModel", "DistilBertConfig", _text_inputs, vocab_size=VOCAB, dim=32,
+                                  pad_token_id=1, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64)),
+        Case("roberta", _model("RobertaModel", "RobertaConfig", _text_inputs,
+                               **{**text, "max_position_embeddings": 66})),
+        Case("albert", _model("AlbertModel", "AlbertConfig", _text_inputs, embedding_size=16, **text)),
+        Case("electra", _model("ElectraModel", "ElectraConfig", _text_inputs, embedding_size=16, **text)),
+        Case("gpt2", _model("GPT2Model", "GPT2Config", _text_inputs, vocab_size=VOCAB, **tokens,
+                            n_embd=32, n_layer=2, n_head=2, n_positions=64, use_cache=False), fast=True),
+        Case("llama", _model("LlamaForCausalLM", "LlamaConfig", _text_inputs,
+                             num_key_value_heads=1, use_cache=False, **text), wasm=True),
+        Case("t5_encoder", _model("T5EncoderModel", "T5Config", _text_inputs, vocab_size=VOCAB, d_model=32, d_kv=16,
+                                  d_ff=64, num_layers=2, num_heads=2)),
+        Case("bart_encoder", _model("BartModel", "BartConfig", _text_inputs, part="encoder",
+                                    max_position_embeddings=64, **seq2seq)),
+        Case("whisper_encoder", _model("WhisperModel", "WhisperConfig", whisper_inputs, part="encoder",
+                                       num_mel_bins=16, max_source_positions=whisper_frames // 2,
+                                       max_target_positions=16, **seq2seq)),
+        Case("vit", _model("ViTModel", "ViTConfig", _image_inputs, **vision), wasm=True),
+        Case("clip_text", _model("CLIPTextModel", "CLIPTextConfig", lambda: _text_inputs(mask=False),
+                                 **{**text, "max_position_embeddings": 16})),
+        Case("clip_vision", _model("CLIPVisionModel", "CLIPVisionConfig", _image_inputs, **vision)),
+        Case("wav2vec2", _model("Wav2Vec2Model", "Wav2Vec2Config", audio_inputs, conv_dim=(16, 16),
+                                conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                                num_conv_pos_embedding_groups=2, **SMALL)),
+    ]
+
+
+class _FirstOutput:
+    """Wraps a transformers model so the export sees positional tensors in and one tensor out (the first
+    field of its ModelOutput: last_hidden_state or logits)."""
+
+    def __new__(cls, model, names):
+        import torch
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *args):
+                out = self.model(**dict(zip(names, args)), return_dict=True)
+                return out[0]
+
+        return Wrapper().eval()
+
+
+def export(case: Case, exporter: str, path: Path) -> dict[str, np.ndarray]:
+    """Exports the case's model to `path` at fixed shapes; returns its inputs."""
+    import torch
+
+    model, feeds = case.make()
+    names = list(feeds)
+    wrapped = _FirstOutput(model, names)
+    args = tuple(torch.from_numpy(v) for v in feeds.values())
+    quiet = io.StringIO()
+    with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(quiet), \
+            contextlib.redirect_stderr(quiet):
+        warnings.simplefilter("ignore")
+        if exporter == "legacy":
+            torch.onnx.export(wrapped, args, str(path), input_names=names, output_names=["output"],
+                              opset_version=OPSET, dynamo=False)
+        else:
+            torch.onnx.export(wrapped, args, str(path), input_names=names, output_names=["output"],
+                              opset_version=max(OPSET, 18), dynamo=True, external_data=False)
+    return feeds
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = " ".join(lines[:2]) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:300] if not isinstance(exc, _mlcc_error()) else text[:300]
+
+
+def _mlcc_error():
+    from mlcc.errors import MlccError
+
+    return MlccError
+
+
+def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[Result]:
+    """Export with one exporter, build for each target, run, compare; one Result per target."""
+    import onnx
+
+    from mlcc import runners
+    from mlcc.pipeline import BuildOptions, build
+    from mlcc.verify import compare, reference_outputs
+
+    results = [Result(case.name, exporter, t) for t in targets]
+    path = work / f"{case.name}-{exporter}.onnx"
+    try:
+        feeds = export(case, exporter, path)
+    except ImportError as exc:
+        for r in results:
+            r.reason = f"not installed: {exc.name or exc}"
+        return results
+    except Exception as exc:  # the exporter's own failure: reported, not ours to fix
+        for r in results:
+            r.status, r.reason = "export failed", _one_line(exc)
+        return results
+    model = onnx.load(str(path))
+    ops = sorted({n.op_type for n in model.graph.node})
+    declared = {i.name for i in model.graph.input}
+    feeds = {k: v for k, v in feeds.items() if k in declared}  # an exporter may drop an input it never reads
+    names = [o.name for o in model.graph.output]
+    try:
+        expected, _ = reference_outputs(model, feeds, names)
+    except Exception as exc:
+        for r in results:
+            r.ops, r.status, r.reason = ops, "export failed", f"onnxruntime refuses the export: {_one_line(exc)}"
+        return results
+    for r in results:
+        r.ops = ops
+        start = time.perf_counter()
+        try:
+            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}"))
+            r.build_seconds = time.perf_counter() - start
+            got = runners.load(out_dir).run(feeds)
+        except Exception as exc:
+            r.build_seconds = r.build_seconds or time.perf_counter() - start
+            r.status, r.reason = "build failed", _one_line(exc)
+            continue
+        worst, bad = 0.0, []
+        for name in names:
+            result = compare(got[name], expected[name], RTOL, ATOL)
+            worst = max(worst, result.max_abs)
+            if not result.ok:
+                bad.append(f"{name}: max abs err {result.max_abs:.3g}")
+        r.max_error = worst
+        r.status, r.reason = ("mismatch", "; ".join(bad)) if bad else ("pass", "")
+    return results
+
+
+def table(results: list[Result]) -> str:
+    lines = ["| model | exporter | target | ops | status | max error | build s | failure reason |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        error = "" if r.max_error is None else f"{r.max_error:.2g}"
+        seconds = "" if r.build_seconds is None else f"{r.build_seconds:.1f}"
+        lines.append(f"| {r.name} | {r.exporter} | {r.target} | {len(r.ops) or ''} | {r.status} | {error} | "
+                     f"{seconds} | {r.reason.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def summary(results: list[Result]) -> str:
+    counted = [r for r in results if r.status not in ("not run", "export failed")]
+    passed = sum(r.status == "pass" for r in counted)
+    per_target = {}
+    for r in counted:
+        per_target.setdefault(r.target, [0, 0])
+        per_target[r.target][0] += r.status == "pass"
+        per_target[r.target][1] += 1
+    parts = ", ".join(f"{t} {p}/{n}" for t, (p, n) in per_target.items())
+    skipped = len(results) - len(counted)
+    return f"{passed}/{len(counted)} pass ({parts}) of the exports; {skipped} not run or not exported"
+
+
+def select(fast: bool = False, only: list[str] | None = None) -> list[Case]:
+    cases = _cases()
+    if only:
+        known = {c.name for c in cases}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise SystemExit(f"unknown case(s) {', '.join(unknown)}; cases: {', '.join(sorted(known))}")
+        return [c for c in cases if c.name in only]
+    return [c for c in cases if c.fast] if fast else cases
+
+
+def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, progress=None) -> list[Result]:
+    results = []
+    for case in cases:
+        wanted = [t for t in targets if t == "host" or case.wasm]
+        for exporter in exporters:
+            try:
+                got = run_case(case, exporter, wanted, work)
+            except Exception:  # a bug in the sweep itself: keep going, say where
+                got = [Result(case.name, exporter, t, status="sweep error",
+                              reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
+            results += got
+            if progress:
+                for r in got:
+                    progress(f"{r.name:16} {r.exporter:7} {r.target:7} {r.status:13} {r.reason[:100]}")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.hf_models", description=__doc__.split("\n\n")[0])
+    p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
+                                                           "them [host,wasm32]")
+    p.add_argument("--exporters", default=",".join(EXPORTERS), help=f"[{','.join(EXPORTERS)}]")
+    p.add_argument("--fast", action="store_true", help="only the CI subset")
+    p.add_argument("--only", help="comma-separated case names")
+    p.add_argument("--markdown", type=Path, help="also write the table here")
+    p.add_argument("--work", type=Path, help="keep models and builds here [a temporary folder]")
+    args = p.parse_args(argv)
+    cases = select(args.fast, [c.strip() for c in args.only.split(",")] if args.only else None)
+    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
+    if set(exporters) - set(EXPORTERS):
+        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(EXPORTERS)))}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        results = sweep(cases, exporters, targets, work,
+                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+    text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {_versions()}\n"
+    print(text)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text("# Hugging Face transformers sweep\n\n`python -m benchmarks.sweep.hf_models "
+                                 f"--markdown {args.markdown}`\n\n{text}")
+    return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
+
+
+def _versions() -> str:
+    from importlib import metadata
+
+    found = []
+    for package in ("transformers", "torch", "onnxscript", "onnxruntime", "onnx"):
+        try:
+            found.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{package} absent")
+    return ", ".join(found)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
