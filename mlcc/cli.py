@@ -228,11 +228,13 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
 @click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), help="Inputs as .npz keyed by ONNX input names.")
 @click.option("--outputs", "outputs_path", type=click.Path(dir_okay=False), help="Write outputs to this .npz.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs used without --inputs.")
-def run(folder, inputs_path, outputs_path, seed):
-    """Run what `mlcc build` made in FOLDER on its target's runner."""
+@click.option("--runner", metavar="RUNNER",
+              help="host, wasmtime, node, chromium, qemu-user or qemu-system [the target's own].")
+def run(folder, inputs_path, outputs_path, seed, runner):
+    """Run what `mlcc build` made in FOLDER on its target's runner (or --runner)."""
     from . import runners
 
-    model = runners.load(folder)
+    model = runners.load(folder, runner=runner)
     outputs = model.run(_feeds(inputs_path, model.inputs, seed))
     if outputs_path:
         np.savez(outputs_path, **outputs)

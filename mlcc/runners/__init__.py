@@ -16,11 +16,15 @@ import numpy as np
 from ..errors import RunError
 
 _RUNNERS: dict[str, Callable] = {}
+_RUNS: dict[str, str] = {}  # runner -> the artifact kind it runs (report.json "artifacts" key)
+_ALIASES: dict[str, str] = {}
 
 
-def register(name: str):
+def register(name: str, runs: str, aliases: tuple[str, ...] = ()):
+    """A runner class: `runs` is the artifact kind it executes (shared_library, wasm, executable, firmware)."""
     def wrap(factory):
-        _RUNNERS[name] = factory
+        _RUNNERS[name], _RUNS[name] = factory, runs
+        _ALIASES.update({alias: name for alias in aliases})
         return factory
     return wrap
 
@@ -32,6 +36,23 @@ class LoadedModel:
         self.out_dir, self.report = out_dir, report
         self.inputs = report["inputs"]
         self.outputs = report["outputs"]
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
+        """model(x, y) or model(name=x) or model({name: x}): the outputs in ONNX order (one array for a model
+        with one output, else a tuple). run() takes and gives dicts keyed by ONNX names."""
+        if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+            feeds = dict(args[0])
+        else:
+            if len(args) > len(self.inputs):
+                raise RunError(f"{len(args)} inputs given, the model takes {len(self.inputs)}: "
+                               f"{', '.join(i['name'] for i in self.inputs)}")
+            feeds = {spec["name"]: a for spec, a in zip(self.inputs, args)}
+            twice = set(feeds) & set(kwargs)
+            if twice:
+                raise RunError(f"input(s) {sorted(twice)} given both by position and by name")
+            feeds.update(kwargs)
+        results = tuple(self.run(feeds).values())
+        return results[0] if len(results) == 1 else results
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         arrays = []
@@ -63,7 +84,7 @@ def read_report(out_dir: str | Path) -> dict:
 
 
 def names() -> list[str]:
-    return sorted(_RUNNERS)
+    return sorted([*_RUNNERS, *_ALIASES])
 
 
 def load(out_dir: str | Path, runner: str | None = None) -> LoadedModel:
@@ -72,9 +93,16 @@ def load(out_dir: str | Path, runner: str | None = None) -> LoadedModel:
 
     out_dir = Path(out_dir)
     report = read_report(out_dir)
-    runner = runner or resolve(report["target"]).runner
+    own = resolve(report["target"]).runner
+    asked = runner
+    runner = _ALIASES.get(runner, runner) or own
     if runner not in _RUNNERS:
-        raise RunError(f"no runner {runner!r} for target {report['target']!r}; runners: {', '.join(names())}")
+        raise RunError(f"no runner {asked!r}; runners: {', '.join(names())}")
+    # the target's own runner explains a missing artifact itself (e.g. a firmware too large for the board)
+    if runner != own and _RUNS[runner] not in report["artifacts"]:
+        fitting = sorted(n for n, kind in _RUNS.items() if kind in report["artifacts"])
+        raise RunError(f"runner {asked!r} runs {_RUNS[runner].replace('_', ' ')} artifacts; {out_dir} (target "
+                       f"{report['target']}) has none: its runners are {', '.join(fitting) or 'none'}")
     return _RUNNERS[runner](out_dir, report)
 
 

@@ -55,7 +55,7 @@ def _close_session() -> None:
         Session._current.close()
 
 
-@register("chromium")
+@register("chromium", runs="wasm")
 class ChromiumModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         super().__init__(out_dir, report)

@@ -17,7 +17,7 @@ def aligned_empty(nbytes: int, alignment: int = 64) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
-@register("host")
+@register("host", runs="shared_library")
 class HostModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         super().__init__(out_dir, report)

@@ -29,7 +29,7 @@ def js_module(out_dir: Path, report: dict) -> Path:
     return module
 
 
-@register("node")
+@register("node", runs="wasm")
 class NodeModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         super().__init__(out_dir, report)

@@ -46,7 +46,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-@register("qemu")
+@register("qemu", runs="executable", aliases=("qemu-user",))
 class QemuModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         from ..targets import resolve

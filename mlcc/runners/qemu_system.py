@@ -32,7 +32,7 @@ def qemu_system_command(target) -> list[str]:
     return [*target.qemu, *SEMIHOSTING]
 
 
-@register("qemu-system")
+@register("qemu-system", runs="firmware")
 class QemuSystemModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         from ..targets import resolve

@@ -18,7 +18,7 @@ def _align(n: int, a: int = 64) -> int:
     return (n + a - 1) // a * a
 
 
-@register("wasmtime")
+@register("wasmtime", runs="wasm")
 class WasmModel(LoadedModel):
     def __init__(self, out_dir: Path, report: dict):
         import wasmtime
