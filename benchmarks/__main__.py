@@ -91,7 +91,8 @@ def environment(web_note: str | None) -> dict:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"), "cpu": cpu, "cores": os.cpu_count(),
         "load_average": os.getloadavg(), "mlcc": __version__,
-        "commit": text(["git", "rev-parse", "--short", "HEAD"]) + ("+dirty" if text(["git", "status", "--porcelain", "--", "../mlcc", "../runtime_c"]) else ""),
+        "commit": text(["git", "rev-parse", "--short", "HEAD"])
+        + ("+dirty" if text(["git", "status", "--porcelain", "--", "../mlcc", "../runtime_c"]) else ""),
         "host_target": resolve("host").name, "onnxruntime": onnxruntime.__version__,
         "wasmtime": importlib.metadata.version("wasmtime"), "node": text(["node", "--version"]),
         "web_note": web_note, "python": platform.python_version(),

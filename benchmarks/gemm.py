@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = [(b, shape) for b in _blockings(args, target, v) for shape in shapes]
             results: list[list[dict]] = [[] for _ in runs]
             for _ in range(args.rounds):  # rounds interleave the runs, so a burst of load hits them alike
-                for (b, (label, m, n, k)), found in zip(runs, results):
+                for (b, (_label, m, n, k)), found in zip(runs, results):
                     found.append((_run_wasm if wasm else _run_native)(exe, m, n, k, args.repeat, b))
             for (b, (label, m, n, k)), found in zip(runs, results):
                 r = {key: statistics.median(f[key] for f in found) if found[0][key] is not None else None

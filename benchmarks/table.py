@@ -118,7 +118,7 @@ def markdown(results: dict) -> str:
            if results.get("rounds", 1) > 1 else "") + "); ratios are "
         "mlcc / reference, **bold** where mlcc is faster; mlcc host and wasm32 are timed inside the compiled code, "
         "onnxruntime around session.run (Python), onnxruntime-web around session.run (node)",
-        f"- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
+        "- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
         "- GFLOP counts direct convolution's multiply-adds; mlcc runs 3x3 stride-1 and 5x5 stride-1 and -2 "
         "convolutions as Winograd F(4x4, 3x3), a quarter (0.36 for 5x5) of them, so GFLOP/s and % of peak are "
         "effective rates, not the hardware's",

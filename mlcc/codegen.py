@@ -142,7 +142,8 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     for index, s in enumerate(program.steps):
         ins = ", ".join(_type(v) for v in s.node.inputs if v is not None)
         outs = ", ".join(_type(v) for v in s.node.outputs if v.name)
-        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type, code=_scoped(codes[index], s.scoped and index not in plan.elided_steps),
+        steps.append(dict(index=index, node_name=s.node.name, op_type=s.node.op_type,
+                          code=_scoped(codes[index], s.scoped and index not in plan.elided_steps),
                           signature=cnames.comment_text(f"{ins} -> {outs}")))
 
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families

@@ -336,7 +336,7 @@ def _check_overrides(inputs, overrides: ShapeOverrides) -> None:
     for name in overrides.frozen:
         if name not in names:
             raise UsageError(f"--freeze names unknown input {name!r}; the model's inputs are: {', '.join(names) or 'none'}")
-    for name, shape in overrides.shapes.items():
+    for name in overrides.shapes:
         if name not in names:
             raise UsageError(f"--shape names unknown input {name!r}; the model's inputs are: {', '.join(names) or 'none'}")
     symbols = {d.dim_param for i in inputs for d in i.type.tensor_type.shape.dim if d.dim_param}

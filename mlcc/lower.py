@@ -19,8 +19,8 @@ import numpy as np
 from . import cnames, dtypes, freestanding, ops
 from .errors import UnsupportedError
 from .ir import Graph, Node, Value
-from .targets import Target
 from .render import render_step
+from .targets import Target
 
 
 @dataclass

@@ -11,7 +11,6 @@ by the `target` keyword (default: the host), and the returned rep runs it with t
 from __future__ import annotations
 
 import os
-
 import tempfile
 from pathlib import Path
 from typing import Any, Sequence

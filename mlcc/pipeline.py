@@ -13,7 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import __version__, buildfiles, cnames, codegen, frontend, ir, jsmodule, lower, passes, plan, runner_source, targets, toolchain
+from . import (
+    __version__,
+    buildfiles,
+    cnames,
+    codegen,
+    frontend,
+    ir,
+    jsmodule,
+    lower,
+    passes,
+    plan,
+    runner_source,
+    targets,
+    toolchain,
+)
 from .errors import MemoryLimitError, NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import cnames
-from ..ir import Node, Value
 from ..errors import NeedsConstantError, ShapeError
+from ..ir import Node, Value
 
 
 def contiguous_strides(shape) -> list[int]:

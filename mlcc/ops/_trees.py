@@ -165,7 +165,7 @@ def lower_tables(f: Forest, ctx, name: str, split_dtype, weight_dtype) -> dict:
 
 
 def _bytes(c_type: str) -> int:
-    return int(c_type.strip("uint_t")) // 8
+    return int(c_type.removeprefix("u").removeprefix("int").removesuffix("_t")) // 8  # uint8_t -> 1
 
 
 def tree_report(f: Forest, split_dtype, weight_dtype) -> dict:

@@ -12,8 +12,7 @@ import numpy as np
 
 from .. import kernels
 from ..ir import Node, Value
-from . import Op, _winograd, register
-from . import _conv_direct
+from . import Op, _conv_direct, _winograd, register
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._fold import MakeConstant, float_const, scaled_bias

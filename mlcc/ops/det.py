@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register

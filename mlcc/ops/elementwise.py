@@ -342,7 +342,8 @@ def _make(op_type: str, row: Row) -> type[Op]:
             vmath = row.vmath(node) if callable(row.vmath) else row.vmath
             if vmath and first.dtype == np.float32 and nest.flat and nest.operand_index == [nest.out_index]:
                 ctx.use_kernels("f32-vmath")
-                ctx.emit("ops/vmath.c.j2", kernel=kernels.function(ctx.target, f"mlcc_f32_vmath_{vmath}"), n=out.size, x=ctx.ptr(first), y=ctx.ptr(out))
+                ctx.emit("ops/vmath.c.j2", kernel=kernels.function(ctx.target, f"mlcc_f32_vmath_{vmath}"), n=out.size,
+                         x=ctx.ptr(first), y=ctx.ptr(out))
                 return
             body = self.body(node)
             code = " ".join([body.expr, *(expr for _, expr in body.temps)])

@@ -41,7 +41,8 @@ class LayerNormalization(Op):
                 raise UnsupportedError(f"a {v.name!r} of shape {v.shape} broadcast over the normalised shape "
                                        f"{x.shape[axis:]} is not supported", node.where())
         ctx.use_kernels("f32-norm")
-        ctx.emit("ops/layer_normalization.c.j2", kernel=kernels.function(ctx.target, "mlcc_f32_norm_layer"), rows=prod(x.shape[:axis]), n=n, x=ctx.ptr(x), scale=ctx.ptr(scale),
+        ctx.emit("ops/layer_normalization.c.j2", kernel=kernels.function(ctx.target, "mlcc_f32_norm_layer"),
+                 rows=prod(x.shape[:axis]), n=n, x=ctx.ptr(x), scale=ctx.ptr(scale),
                  bias=ctx.ptr(bias) if bias is not None else "NULL", epsilon=node.attrs["epsilon"], y=ctx.ptr(y))
 
     def flops(self, node: Node) -> int:

@@ -35,7 +35,8 @@ class LRN(LayoutAttribute, Op):
                       x=ctx.ptr(x), y=ctx.ptr(y))
         if is_channels_last(node):
             channels = x.shape[-1]
-            ctx.emit("ops/lrn.c.j2", layout="nhwc", kernel=kernels.function(ctx.target, "mlcc_f32_lrn_nhwc"), pixels=x.size // max(channels, 1), channels=channels, **values)
+            ctx.emit("ops/lrn.c.j2", layout="nhwc", kernel=kernels.function(ctx.target, "mlcc_f32_lrn_nhwc"),
+                     pixels=x.size // max(channels, 1), channels=channels, **values)
             return
         batch, channels = x.shape[:2]
         ctx.emit("ops/lrn.c.j2", layout="nchw", kernel=kernels.function(ctx.target, "mlcc_f32_lrn_nchw"), batch=batch, channels=channels,

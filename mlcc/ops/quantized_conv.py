@@ -49,7 +49,6 @@ class QuantizedConv(Op):
                  w=ctx.ptr(w), ldw=w.shape[1], rows=rows, patches=patches)
 
     def flops(self, node: Node) -> int:
-        w = node.inputs[1]
         taps = int(node.attrs["kernel"][0]) * int(node.attrs["kernel"][1])
         group_in = node.inputs[0].shape[1] // int(node.attrs["group"])
         return 2 * node.outputs[0].size * group_in * taps

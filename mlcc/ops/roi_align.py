@@ -15,7 +15,6 @@ from ..ir import Node
 from . import Op, register
 from ._copy import fill_literal
 
-
 CAP = 1 << 20  # samples per bin side at most, when sampling_ratio is adaptive
 
 

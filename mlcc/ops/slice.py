@@ -9,8 +9,7 @@ from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions, normalize_axis
-from ._views import View
-from ._views import const_ints as known_ints
+from ._views import View, const_ints as known_ints
 
 
 def _slice_params(node: Node, rank: int):

@@ -66,7 +66,8 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported (float32 and double only)", node.where())
             ctx.use_kernels("f32-softmax")
             if inner == 1:
-                ctx.emit("ops/softmax.c.j2", kernel=kernels.function(ctx.target, row.rows_kernel), sizes=[outer, n], x=ctx.ptr(x), y=ctx.ptr(y), work=None)
+                ctx.emit("ops/softmax.c.j2", kernel=kernels.function(ctx.target, row.rows_kernel), sizes=[outer, n],
+                         x=ctx.ptr(x), y=ctx.ptr(y), work=None)
             else:
                 work = ctx.scratch(2 * inner * 4, "max_sum")  # a max and a sum per inner position
                 ctx.emit("ops/softmax.c.j2", kernel=kernels.function(ctx.target, row.strided_kernel), sizes=[outer, n, inner],

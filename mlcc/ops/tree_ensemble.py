@@ -55,8 +55,8 @@ def build_forest(node: Node, features: int, dtype) -> Forest:
             raise UnsupportedError(f"a successor points outside the {'leaves' if leaf else 'nodes'}", where)
         return -1 - index if leaf else index
 
-    true_next = [successor(i, l) for i, l in zip(per_node["nodes_truenodeids"], per_node["nodes_trueleafs"])]
-    false_next = [successor(i, l) for i, l in zip(per_node["nodes_falsenodeids"], per_node["nodes_falseleafs"])]
+    true_next = [successor(i, leaf) for i, leaf in zip(per_node["nodes_truenodeids"], per_node["nodes_trueleafs"])]
+    false_next = [successor(i, leaf) for i, leaf in zip(per_node["nodes_falsenodeids"], per_node["nodes_falseleafs"])]
     roots = []
     for r in a["tree_roots"]:
         if not 0 <= r < n:

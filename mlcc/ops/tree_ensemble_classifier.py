@@ -6,7 +6,8 @@ onnxruntime is the golden, and it has its own reading of two classes: when the w
 (a binary forest), that class's score is the positive one, compared with 0.5 when every weight is positive
 (probabilities: Z = [1 - s, s]) or with 0 otherwise (margins: Z = [-s, s], or their logistic), and
 base_values count per class only when there is one per class. Those rules, decided at build time where they
-can be, are mirrored exactly. Splits compare and scores accumulate as in TreeEnsembleRegressor. String class labels are refused with how to avoid them."""
+can be, are mirrored exactly. Splits compare and scores accumulate as in TreeEnsembleRegressor. String class
+labels are refused with how to avoid them."""
 
 from __future__ import annotations
 

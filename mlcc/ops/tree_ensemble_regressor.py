@@ -15,7 +15,7 @@ from ..errors import UnsupportedError
 from ..ir import Node, Value
 from . import Op, register
 from ._copy import fill_literal
-from ._ml import floats, literals, math_suffix, numeric_input, post_transform
+from ._ml import floats, literals, numeric_input, post_transform
 from ._trees import V3_NODE_ATTRS, build_forest_v3, lower_tables, threshold_dtype, tree_report
 
 AGGREGATES = {"SUM": "sum", "AVERAGE": "average", "MIN": "min", "MAX": "max"}
@@ -69,5 +69,6 @@ class TreeEnsembleRegressor(Op):
                  acc_rows=acc_rows, acc_type=ctx.c_type(acc_dtype), out_type="float", y=ctx.ptr(y),
                  base=None if base is None else ctx.constant(Value(f"{node.name}_base_values", acc_dtype, base.shape, base)),
                  aggregate=aggregate, seen=ctx.scratch(f.targets, "seen", dtype=np.uint8)
-                 if aggregate in ("min", "max") or (base is not None and not all(f.always_scored())) else None, post=post, fn="f", lit=literals(np.float32),
+                 if aggregate in ("min", "max") or (base is not None and not all(f.always_scored())) else None,
+                 post=post, fn="f", lit=literals(np.float32),
                  trees_lit=fill_literal(len(f.roots), acc_dtype), **lower_tables(f, ctx, node.name, acc_dtype, acc_dtype))

@@ -5,9 +5,8 @@ value: equal constants merge first (one copy in the weights blob), so nodes read
 
 from __future__ import annotations
 
-from collections import Counter
-
 import hashlib
+from collections import Counter
 
 import numpy as np
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import MlccError
 from ..ir import Value
 from ..lower import Program, Step
-from . import assign as _assign
-from . import schedule as _schedule
+from . import assign as _assign, schedule as _schedule
 from .greedy import GreedyPlan, greedy_by_size
 from .sharing import Link, Sharing
 

@@ -1,7 +1,8 @@
 """The planner's contract, checked by running the schedule over byte ranges instead of data.
 
 Every byte of the arena and of the caller's buffers records which tensor last wrote it (and at which offset
-of that tensor). A tensor's bytes are one range, or for a channel slice of a Concat one range per row. Steps run in order; a step with code first checks that each tensor it reads holds what
+of that tensor). A tensor's bytes are one range, or for a channel slice of a Concat one range per row. Steps
+run in order; a step with code first checks that each tensor it reads holds what
 that tensor must hold (its own bytes, or for a view or an elided Concat the bytes of what it shows), that
 nothing it writes overlaps what it reads (except an in-place output exactly over its input) and that its
 writes stay inside the arena, then records its writes. At the end each graph output must hold its value.

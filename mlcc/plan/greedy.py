@@ -35,7 +35,7 @@ def greedy_by_size(graph: Graph, align: int) -> GreedyPlan:
     buffers.sort(key=lambda b: (-b[0], b[1]))
     placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last)
     for size, first, last, _ in buffers:
-        busy = sorted((o, s) for o, s, f, l in placed if f <= last and first <= l)
+        busy = sorted((o, s) for o, s, f, end in placed if f <= last and first <= end)
         offset = 0
         for o, s in busy:
             if offset + size <= o:

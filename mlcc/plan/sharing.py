@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from .. import ops
 from ..errors import MlccError
 from ..ir import Graph, Value
-from ..ops.concat import channel_slices
 from ..lower import Step
+from ..ops.concat import channel_slices
 
 
 @dataclass

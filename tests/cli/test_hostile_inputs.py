@@ -5,7 +5,6 @@ import os
 import time
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 

@@ -2,7 +2,8 @@
 
 Applicable: every tensor in the case (graph inputs, outputs, value infos and attribute tensors, subgraphs
 included) is float32, float16, double, int8, uint8, int32, int64 or bool, and no node is random or a training
-op (the training domain, or Dropout given a training_mode input: a random mask). `run_case` builds a case through `mlcc.onnx_backend` (the same lowering real models use), runs each of
+op (the training domain, or Dropout given a training_mode input: a random mask). `run_case` builds a case
+through `mlcc.onnx_backend` (the same lowering real models use), runs each of
 its data sets and compares with onnx's own `Runner.assert_similar_outputs` at the case's tolerances.
 """
 
@@ -128,7 +129,8 @@ def _first_line(text: str) -> str:
 
 
 def _mismatch(text: str) -> str:
-    wanted = [line.strip() for line in text.splitlines() if line.strip().startswith(("Mismatched", "Max absolute", "Output", "Items are not equal", "x and y"))]
+    wanted = [line.strip() for line in text.splitlines()
+              if line.strip().startswith(("Mismatched", "Max absolute", "Output", "Items are not equal", "x and y"))]
     return "; ".join(wanted) if wanted else text
 
 

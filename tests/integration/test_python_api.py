@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import onnx

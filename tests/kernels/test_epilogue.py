@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 from onnx.reference import ReferenceEvaluator
 
-from mlcc.ops import gemm as gemm_module
-from mlcc.ops import lookup
-from mlcc.ops import mat_mul as mat_mul_module
+from mlcc.ops import gemm as gemm_module, lookup, mat_mul as mat_mul_module
 from mlcc.ops._gemm import Epilogue, emit_gemm
 from tests.golden import check_model, node_model, rand
 

@@ -1,5 +1,7 @@
-"""The qs8-gemm variants (and the channel-major ones against mlcc_qs8_gemm_nchw__reference) against mlcc_qs8_gemm__reference through qs8_gemm_edges.c (bytes compared exactly):
-AVX2 and AVX-512 VNNI natively (where the CPU has it), SIMD128 in wasmtime; the portable builds check the harness runs with the reference alone."""
+"""The qs8-gemm variants (and the channel-major ones against mlcc_qs8_gemm_nchw__reference) against
+mlcc_qs8_gemm__reference through qs8_gemm_edges.c (bytes compared exactly): AVX2 and AVX-512 VNNI natively
+(where the CPU has it), SIMD128 in wasmtime; the portable builds check the harness runs with the reference
+alone."""
 
 from __future__ import annotations
 

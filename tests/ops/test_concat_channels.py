@@ -3,7 +3,6 @@ channel slice of the Concat's output (pointwise, im2col in pixel chunks, grouped
 that remain where an input is not written that way. Tolerance rtol=1e-4, atol=1e-4 as tests/ops/test_conv.py
 (sums of up to a few hundred products in another order than onnxruntime's)."""
 
-import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper

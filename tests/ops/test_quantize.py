@@ -4,7 +4,6 @@ QLinearMatMul, ConvInteger and QLinearConv. Integer outputs must match exactly."
 
 import numpy as np
 import pytest
-
 from onnx.reference import ReferenceEvaluator
 
 from tests.golden import check_model, node_model, rand

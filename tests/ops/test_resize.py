@@ -1,9 +1,8 @@
 """Golden tests of Resize (opsets 10-19) and Upsample (7, 9) against onnxruntime, on every target."""
 
 import numpy as np
-import pytest
-
 import onnx
+import pytest
 from onnx.reference import ReferenceEvaluator
 
 from mlcc.errors import MlccError, NeedsConstantError
@@ -55,7 +54,6 @@ _COORDS[19] = _COORDS[11] + ["half_pixel_symmetric"]
 
 
 def _every_mode_model(x, opset):
-    names = {}
     inits = {"scales": np.array([1, 1, 3, 0.5], np.float32)}
     if opset == 10:
         nodes = [onnx.helper.make_node("Resize", ["x", "scales"], [f"y_{mode}"], mode=mode) for mode in ("nearest", "linear")]

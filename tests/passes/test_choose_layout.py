@@ -45,7 +45,8 @@ def test_region_runs_channels_last_with_transposes_only_at_its_edges():
                    "shuffles": 0}
     ir = text(graph)
     assert "%x_nhwc:float32[2,8,8,3] = Transpose(%x) perm=[0,2,3,1]" in ir
-    assert "= Conv(%x_nhwc, %w1, %b1) group=1 kernel_shape=[3,3] layout='NHWC'" in ir.replace("auto_pad='NOTSET' dilations=None ", "") or "layout='NHWC'" in ir
+    assert ("= Conv(%x_nhwc, %w1, %b1) group=1 kernel_shape=[3,3] layout='NHWC'" in ir.replace("auto_pad='NOTSET' dilations=None ", "")
+            or "layout='NHWC'" in ir)
     assert "%scale_nhwc:float32[12]" in ir  # [12, 1, 1] per channel -> [12]
     assert "axis=3" in ir
     # the pooled [2, 1, 1, 18] goes back to channels-first as a view

@@ -91,7 +91,8 @@ def test_a_middle_axis_is_left_alone_and_a_per_row_scale_stays_out():
 
 
 def test_an_intermediate_read_elsewhere_keeps_the_pattern():
-    graph = imported(model({"torch": SPELLINGS["torch"], "keras": SPELLINGS["keras"]}, extra_outputs=[("v_torch", [2, 4, 1]), ("inv_keras", [2, 4, 8])]))
+    graph = imported(model({"torch": SPELLINGS["torch"], "keras": SPELLINGS["keras"]},
+                           extra_outputs=[("v_torch", [2, 4, 1]), ("inv_keras", [2, 4, 8])]))
     assert run_pass(graph, "recognise_layer_norm") == {"layer_normalization": 0}
 
 

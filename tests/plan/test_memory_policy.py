@@ -125,7 +125,6 @@ def test_output_over_a_staged_residual_matches_onnxruntime(target, tmp_path):
 
 def test_a_convolution_never_overwrites_its_own_input_as_residual(tmp_path):
     """y = conv(a) + a: the convolution reads `a` around each pixel, so its output may not go over it."""
-    path = tmp_path / "self.onnx"
     rng = np.random.default_rng(1)
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
              helper.make_node("Conv", ["a", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),

@@ -55,7 +55,8 @@ CASES = [(name, form, opset) for name in FLOAT_MODELS for form in FORMS for opse
 # every form once and every model in both static formats run by default; the rest of the matrix is slow
 QUICK = {("convnet", "qdq_u8_channel", 13), ("convnet", "qdq_s8_channel", 17), ("convnet", "qop_u8_channel", 21),
          ("convnet", "dynamic_channel", 17), ("mlp", "qdq_u8_tensor", 17), ("mlp", "qop_s8_tensor", 17),
-         ("mlp", "dynamic", 17), ("features", "qdq_s8_channel", 21), ("features", "qop_u8_channel", 17), ("attention", "qdq_s8_channel", 17), ("attention", "qop_u8_channel", 17)}
+         ("mlp", "dynamic", 17), ("features", "qdq_s8_channel", 21), ("features", "qop_u8_channel", 17),
+         ("attention", "qdq_s8_channel", 17), ("attention", "qop_u8_channel", 17)}
 
 
 @pytest.mark.parametrize("name,form,opset", [case if case in QUICK else pytest.param(*case, marks=pytest.mark.slow)
@@ -68,5 +69,5 @@ def test_quantized_model(name, form, opset, target, tmp_path):
     # a rounding tie decided the other way moves an element one step, and a step early in a deep net can move
     # more of the few outputs of a classifier; the feature map of convolutions alone is nearly all exact
     least = 0.99 if name == "features" else 0.5
-    for output, steps, exact in rows:
+    for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"

@@ -16,8 +16,15 @@ MemoryPlan.verify and by the outputs still matching onnxruntime under it (test_s
 
 import pytest
 
-from tests.robustness.harness import (CASES, SANITIZE, assert_matches_onnxruntime, build_case, compile_c, run_driver,
-                                      sanitized_outputs)
+from tests.robustness.harness import (
+    CASES,
+    SANITIZE,
+    assert_matches_onnxruntime,
+    build_case,
+    compile_c,
+    run_driver,
+    sanitized_outputs,
+)
 
 
 @pytest.mark.parametrize("case_name", sorted(CASES))

@@ -4,8 +4,16 @@ speed; the ThreadSanitizer build runs fewer and fails on any data race (e.g. a s
 
 import pytest
 
-from tests.robustness.harness import (CASES, assert_matches_onnxruntime, build_case, compile_c, output_specs,
-                                      read_outputs, run, write_inputs)
+from tests.robustness.harness import (
+    CASES,
+    assert_matches_onnxruntime,
+    build_case,
+    compile_c,
+    output_specs,
+    read_outputs,
+    run,
+    write_inputs,
+)
 
 BUILDS = {"O2": (["-O2", "-pthread"], 300), "tsan": (["-O1", "-g", "-fsanitize=thread", "-pthread"], 10)}
 

@@ -6,7 +6,6 @@ The per-op sweep on both boards is documented in tests/targets/README.md.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +21,13 @@ from mlcc.pipeline import BuildOptions, build
 from mlcc.targets import resolve
 from tests.golden import check_model, rand
 from tests.models.test_samples import SAMPLE, synthetic_image
-from tests.targets.test_cross import (double_and_half_graph, float_network, graph_model, integer_and_index_graph,
-                                      quantized_and_recurrent_graph)
+from tests.targets.test_cross import (
+    double_and_half_graph,
+    float_network,
+    graph_model,
+    integer_and_index_graph,
+    quantized_and_recurrent_graph,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS = ["cortex-m4", "cortex-m55"]

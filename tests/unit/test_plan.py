@@ -264,7 +264,7 @@ class Box:
 
 def test_sweep_reaches_the_bound_where_greedy_placements_miss_it():
     # (first, last, size in 64 B): every greedy order needs 9 x 64 B here, the live peak is 8 x 64 B
-    boxes = [Box(f, l, 64 * s) for f, l, s in [(1, 2, 3), (0, 1, 2), (2, 4, 3), (1, 2, 1), (4, 6, 5), (6, 8, 1), (1, 1, 1)]]
+    boxes = [Box(first, last, 64 * s) for first, last, s in [(1, 2, 3), (0, 1, 2), (2, 4, 3), (1, 2, 1), (4, 6, 5), (6, 8, 1), (1, 1, 1)]]
     strategy = assign.assign(boxes, lower_bound=8 * 64, align=64)
     assert strategy.startswith("sweep") and max(b.offset + b.size for b in boxes) == 8 * 64
     for i, a in enumerate(boxes):
