@@ -146,11 +146,13 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
                           code=_scoped(codes[index], s.scoped and index not in plan.elided_steps),
                           signature=cnames.comment_text(f"{ins} -> {outs}")))
 
+    prepared = [dict(ident=names[id(v)], c_type=dtypes.c_type(v.dtype), offset=off, type=_type(v), nbytes=v.nbytes)
+                for v, off in plan.prepared]
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
                if (paths.runtime_dir() / "include" / "mlcc" / "kernels" / f"{f}.h").exists()]
     common = dict(name=name, NAME=NAME, version=__version__, source=source_name, target=program.target.name,
                   inputs=inputs, outputs=outputs, params=params, arena_bytes=plan.arena_bytes,
-                  weights_bytes=weights_total)
+                  weights_bytes=weights_total, prepared_bytes=plan.prepared_bytes)
     (out_dir / f"{name}.h").write_text(render("model.h.j2", **common))
     c_text = render(
         "model.c.j2", **common,
@@ -160,12 +162,23 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         intermediates_bytes=plan.intermediates_bytes,
         weights_file=weights_file, headers=headers, static_arrays=program.static_arrays,
         arena_tensors=arena_tensors, views=views, weights=weights, steps=steps, output_copies=copies,
+        prepared=prepared, preparations=[p.code for p in program.preparations],
+        prepared_marker=_prepared_marker(model_bytes, program, plan),
     )
     (out_dir / f"{name}.c").write_text(_tidy(c_text))
     files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]
     if program.target.is_wasm:  # the ES module that loads NAME.wasm in browsers and Node
         files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes))
     return Sources(weights_total, len(placed), files)
+
+
+def _prepared_marker(model_bytes: bytes, program: Program, plan: MemoryPlan) -> str:
+    """The 64-bit value the run function writes at the arena's start once its prepared weights are written:
+    derived from the model and what is prepared where, so an arena prepared by another model or build does
+    not pass (never zero, an arena's likeliest first bytes)."""
+    layout = ";".join(f"{program.names[id(v)]}@{offset}:{v.nbytes}" for v, offset in plan.prepared)
+    digest = hashlib.sha256(model_bytes + program.target.name.encode() + layout.encode()).digest()
+    return f"0x{int.from_bytes(digest[:8], 'little') | 1:016x}"
 
 
 _LINKED = {"view": "view of {}", "concat": "written into its range of {}", "strided": "written into its channels of {}",

@@ -56,6 +56,16 @@ class StaticArray:
 
 
 @dataclass
+class Preparation:
+    """A constant computed at load time into the arena's prepared region (weights kept in the blob in their
+    model form, e.g. Winograd's transform of a kernel): `value` holds what it computes (for its size and
+    identity), `code` the C that writes it; codegen runs every preparation before the first step of the
+    first run on an arena."""
+    value: Value
+    code: str
+
+
+@dataclass
 class Program:
     graph: Graph
     target: Target
@@ -63,6 +73,7 @@ class Program:
     names: dict[int, str]  # id(Value) -> C identifier
     kernel_families: list[str]
     static_arrays: list[StaticArray]
+    preparations: list[Preparation] = field(default_factory=list)
 
 
 class LowerContext:
@@ -75,6 +86,7 @@ class LowerContext:
         self.static_arrays: list[StaticArray] = []
         self.step: Step | None = None
         self._constants: dict[tuple, Value] = {}  # content -> the constant made first with it
+        self.preparations: list[Preparation] = []
         for v in graph.values():
             self._name(v)
 
@@ -120,6 +132,24 @@ class LowerContext:
             self.step.constants.append(value)
         return self.ptr(value)
 
+    def prepared(self, value: Value, template: str, **values: Any) -> str:
+        """A constant computed at load time rather than stored: `template` renders the C that writes it
+        (named `into`) from what the weights blob holds (e.g. the model's own kernel, through ctx.ptr), once
+        per arena, into the arena's prepared region. Interned by content like ctx.constant; returns its C
+        identifier, which steps read like a constant's."""
+        assert self.step is not None and value.is_const
+        data = np.ascontiguousarray(value.data, dtype=value.dtype)
+        key = ("prepared", data.dtype.str, data.shape, hashlib.sha256(data.tobytes()).digest())
+        known = self._constants.get(key)
+        if known is None:
+            self._constants[key] = value
+            code, _ = render_step(template, into=self._name(value), **values)
+            self.preparations.append(Preparation(value, code.strip("\n")))
+        else:
+            value = known
+        self.step.uses.setdefault(id(value), value)
+        return self._name(value)
+
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
         """A `static const` array at file scope (shape tables, strides); returns its identifier."""
         ident = cnames.fresh_identifier(f"{self.step.node.name if self.step else ''}_{hint}", "k_", self._taken)
@@ -160,4 +190,4 @@ def lower_graph(graph: Graph, target: Target) -> Program:
     ctx.step = None
     if not target.libc:
         ctx.use_kernels(freestanding.FAMILY)  # the runtime's own math and memory functions
-    return Program(graph, target, steps, ctx.names, ctx.kernel_families, ctx.static_arrays)
+    return Program(graph, target, steps, ctx.names, ctx.kernel_families, ctx.static_arrays, ctx.preparations)

@@ -46,6 +46,7 @@ class BuildOptions:
     compile: bool = True  # False stops after planning (inspect)
     optimize_for: str | None = None  # "size" or "speed" (targets.optimized_for); None: the target's policies
     arena_limit: int | None = None  # refuse a plan whose arena is larger (bytes)
+    weights_policy: str | None = None  # overrides the target's ("model": e.g. Winograd's weights prepared at load)
     progress: Callable[[str], None] = lambda stage: None
     after_pass: Callable[[str, ir.Graph], None] = lambda name, graph: None  # e.g. --print-after
 
@@ -70,6 +71,8 @@ def default_name(model_path: Path) -> str:
 
 def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     target = targets.optimized_for(targets.resolve(options.target), options.optimize_for)
+    if options.weights_policy is not None:
+        target = targets.with_weights_policy(target, options.weights_policy)
     name = options.name or default_name(model_path)
     if not cnames.is_identifier(name):
         raise UsageError(f"--name {name!r} is not a C identifier (letters, digits and _, not starting with a digit)")

@@ -79,6 +79,8 @@ def optimized_for(compiled) -> dict:
         "weights": target.weights_policy,  # "model": no transform enlarges the weights; "speed": they may
         "model_weights_bytes": compiled.model_weights_bytes,
         "winograd_convolutions": winograd.get("convolutions", 0),
+        # weights computed at load time into the arena's first bytes (Winograd's transforms under "model")
+        "prepared_at_load_bytes": compiled.plan.prepared_bytes,
         "ram_bytes": target.ram_bytes or None,  # the part's, when the target is a bare-metal one
         "flash_bytes": target.flash_bytes or None,
     }

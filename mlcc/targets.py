@@ -79,6 +79,14 @@ def optimized_for(target: Target, goal: str | None) -> Target:
     return target
 
 
+def with_weights_policy(target: Target, policy: str) -> Target:
+    """The target with its weights policy replaced (BuildOptions.weights_policy: e.g. to take the "model"
+    policy's load-time preparation on a host target)."""
+    if policy not in POLICIES["weights_policy"]:
+        raise UsageError(f"weights policy {policy!r}: expected one of {', '.join(POLICIES['weights_policy'])}")
+    return dataclasses.replace(target, weights_policy=policy)
+
+
 def _load(path: Path) -> Target:
     with path.open("rb") as f:
         data = tomllib.load(f)

@@ -52,8 +52,9 @@ def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: in
     """Whether a channels-last convolution runs as Winograd F(4x4, 3x3) on this target: 2-D, 3x3 at stride
     1 or 5x5 at stride 1 or 2 (a 3x3 at stride 2 would take as many multiply-adds in phases as direct),
     dilation 1, enough channels in each group, enough tiles, a data cache (a microcontroller
-    keeps the smaller arena of direct convolution), and policies that let weights (4 or 5.76 times the
-    kernel's) and workspaces grow (targets.optimized_for). Groups run one after another, each its own narrower
+    keeps the smaller arena of direct convolution), and a memory policy that lets workspaces grow
+    (targets.optimized_for); where the weights keep the model's size, the transformed weights (4 or 5.76
+    times the kernel's) are prepared at load time in the arena (prepared_at_load). Groups run one after another, each its own narrower
     products, so a grouped convolution needs min_tiles per group (AlexNet's conv4 and conv5, 13x13 outputs
     in 16 tiles, 2 groups; medians of 8-20 runs: AVX-512 direct 1.48 and 0.99 ms vs Winograd 1.79 and
     1.22 ms; wasm32 direct 10.9 and 7.5 ms vs Winograd 4.1 and 2.8 ms)."""
@@ -61,7 +62,14 @@ def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: in
     return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5]) and stride_ok
             and list(geo.dilation) == [1, 1]
             and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= groups * min_tiles(target)
-            and target.weights_policy == "speed" and target.memory_policy == "speed")
+            and target.memory_policy == "speed")
+
+
+def prepared_at_load(target) -> bool:
+    """Whether the transformed weights are computed at load time into the arena's prepared region
+    (mlcc_f32_winograd_transform_weights, once per arena) from the model's own weights in the blob: under
+    weights_policy "model" (wasm32's default), where the blob keeps the model's size and the arena may grow."""
+    return target.weights_policy == "model"
 
 
 def pieces(geo: ConvGeometry) -> int:
@@ -95,8 +103,14 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     ctx.use_kernels("f32-winograd")
     ctx.use_kernels("f32-gemm")
     stride = geo.stride[0]
-    u = packed_constant(w, transformed_weights(w.data, groups, stride), tile.nr,
-                        "winograd" if stride == 1 else "winograd_phases")
+    u_value = packed_constant(w, transformed_weights(w.data, groups, stride), tile.nr,
+                              "winograd" if stride == 1 else "winograd_phases")
+    if prepared_at_load(ctx.target) and w.dtype == np.float32:
+        u = ctx.prepared(u_value, "ops/winograd_weights.c.j2", w=ctx.ptr(w), groups=groups,
+                         out_channels=out_channels, in_channels=w.shape[1], kernel=geo.kernel[0], stride=stride,
+                         nr=tile.nr)
+    else:
+        u = ctx.constant(u_value)
     count_pieces = pieces(geo)
     depth = count_pieces * in_channels  # the products' k: every piece's input channels
     u_point = packed_size(depth, out_channels, tile.nr)
@@ -119,7 +133,7 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
              input_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_input"),
              output_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,
-             u=ctx.constant(u), u_point=u_point, u_group=POINTS * u_point,
+             u=u, u_point=u_point, u_group=POINTS * u_point,
              v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,
              m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
              y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images",

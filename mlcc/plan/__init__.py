@@ -14,6 +14,10 @@ The algorithm, in four steps:
   4. offsets (assign.py): several greedy placements (by size, lifetime, size x lifetime, start; first fit
      and best fit), the smallest arena kept. Sizes and offsets are multiples of 64 bytes.
 
+Weights prepared at load time (lower.Preparation: e.g. Winograd's transformed kernels where the blob keeps
+the model's own) take the arena's leading region: a 64-byte marker, then each at an aligned offset, never
+reused; the intermediates' offsets start after it.
+
 Graph inputs and outputs live in the caller's buffers and constants in the weights blob, so none of them
 takes arena space; a view of a graph input points into the caller's buffer, and a Concat that is a graph
 output has its producers write into the caller's buffer.
@@ -31,6 +35,7 @@ from .greedy import GreedyPlan, greedy_by_size
 from .sharing import Link, Sharing
 
 ALIGN = 64
+PREPARED_MARKER_BYTES = ALIGN  # the arena's first bytes: set once the prepared weights are written
 
 
 def _aligned(n: int) -> int:
@@ -70,6 +75,9 @@ class MemoryPlan:
     external: set[int] = field(default_factory=set)  # id() of graph inputs and outputs
     strategy: str = ""  # the schedule and placement that won
     peak_bytes: list[int] = field(default_factory=list)  # sizes of peak_values, in order
+    prepared: list[tuple[Value, int]] = field(default_factory=list)  # weights prepared at load, arena offsets
+    prepared_bytes: int = 0  # the arena's leading region they take (marker included); 0: none
+
 
     def sharing(self) -> dict:
         """What shares bytes, counted (for report.json and `mlcc inspect`)."""
@@ -142,6 +150,17 @@ def _evaluate(program: Program, order: list[int]) -> _Candidate:
     return _Candidate(order, sharing, listed, peak, peak_step, at_peak)
 
 
+def _prepared_region(program: Program) -> tuple[list[tuple[Value, int]], int]:
+    """The weights prepared at load time at their offsets after the marker, and the region's bytes."""
+    if not program.preparations:
+        return [], 0
+    placed, offset = [], PREPARED_MARKER_BYTES
+    for p in program.preparations:
+        placed.append((p.value, offset))
+        offset += _aligned(p.value.nbytes)
+    return placed, offset
+
+
 def plan_memory(program: Program) -> MemoryPlan:
     """Choose the schedule (program.steps is reordered to it), the sharing and the offsets."""
     best = None
@@ -163,10 +182,13 @@ def plan_memory(program: Program) -> MemoryPlan:
                 aliases[id(v)] = Alias(v, root, offset, sharing.links[id(v)])
     intermediates = {id(v): v for s in program.steps for v in [*s.writes, *s.scratch]
                      if id(v) not in sharing.external and not v.is_const}
+    prepared, prepared_bytes = _prepared_region(program)
+    for b in best.buffers:
+        b.offset += prepared_bytes
     plan = MemoryPlan(
         buffers=sorted(best.buffers, key=lambda b: (b.first, b.value.name)),
-        arena_bytes=best.arena,
-        lower_bound_bytes=best.lower_bound,
+        arena_bytes=best.arena + prepared_bytes,
+        lower_bound_bytes=best.lower_bound + prepared_bytes,
         intermediates_bytes=sum(_aligned(v.nbytes) for v in intermediates.values()),
         peak_step=best.peak_step,
         peak_values=[b.value.name for b in best.peak],
@@ -176,6 +198,8 @@ def plan_memory(program: Program) -> MemoryPlan:
         steps=list(program.steps),
         external=set(sharing.external),
         strategy=best.strategy,
+        prepared=prepared,
+        prepared_bytes=prepared_bytes,
     )
     plan.verify()
     return plan

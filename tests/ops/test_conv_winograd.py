@@ -15,9 +15,14 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.golden import check_model, node_model, rand
+from mlcc import runners
+from mlcc.pipeline import BuildOptions, build
+from mlcc.targets import resolve
+from mlcc.verify import compare, reference_outputs
+from tests.golden import check_model, node_model, rand, split_target
 
-# wasm32 keeps the model's own weights by default (weights_policy "model"): its Winograd is opted in to
+# the transformed weights stored in the blob (--optimize-for speed); wasm32's default prepares them at load
+# time in the arena instead (test_winograd_weights_prepared_at_load)
 TOL = dict(rtol=1e-4, atol=1e-4, optimize_for="speed")
 
 
@@ -57,6 +62,65 @@ def test_winograd_conv(x_shape, w_shape, attrs, target, tmp_path):
     model = node_model("Conv", {"x": x}, ["y"], attrs, initializers={"w": w, "b": b})
     check_model(model, {"x": x}, target, tmp_path, **TOL)
     assert uses_winograd(tmp_path, 1)
+
+
+def model_weights(target: str) -> dict:
+    """Build options for the weights policy "model" (Winograd's weights prepared at load time in the arena):
+    wasm32's own default; forced on a target whose policy is "speed" (host)."""
+    return {} if resolve(split_target(target)[0]).weights_policy == "model" else {"weights_policy": "model"}
+
+
+# a grouped 3x3, a 5x5 and a grouped 5x5 at stride 2 (phases)
+PREPARED_CASES = [CASES[5], CASES[9], CASES[13]]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", PREPARED_CASES, ids=[str(c[0]) for c in PREPARED_CASES])
+def test_winograd_weights_prepared_at_load(x_shape, w_shape, attrs, target, tmp_path):
+    """Under the weights policy "model" the blob holds the model's own kernel and the run function
+    transforms it into the arena's prepared region (mlcc_f32_winograd_transform_weights) on first use."""
+    x, w, b = rand(*x_shape), weights(*w_shape, seed=5), rand(w_shape[0], seed=6)
+    model = node_model("Conv", {"x": x}, ["y"], attrs, initializers={"w": w, "b": b})
+    report = check_model(model, {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-4, **model_weights(target))
+    assert uses_winograd(tmp_path, 1)
+    assert report["optimized_for"]["weights"] == "model"
+    assert report["optimized_for"]["prepared_at_load_bytes"] >= 36 * w.nbytes // w_shape[-1] ** 2
+    assert report["weights_bytes"] <= w.nbytes + b.nbytes + 2 * 64  # the model's own, each 64-byte aligned
+    source = next(tmp_path.glob("out-*/*.c")).read_text()
+    assert "mlcc_f32_winograd_transform_weights(" in source
+
+
+def test_prepared_weights_reused_on_an_arena_and_made_on_another(target, tmp_path):
+    """Two runs on one arena (the second finds the marker and reuses the prepared weights) and one on a
+    second arena (which prepares its own), each against onnxruntime. On host, where the test can reach the
+    arena: with the prepared weights overwritten but the marker kept, a run computes something else (so it
+    did reuse them); with the marker cleared, it prepares them again and is right."""
+    x_shape, w_shape, attrs = CASES[0]
+    w, b = weights(*w_shape, seed=5), rand(w_shape[0], seed=6)
+    feeds = [{"x": rand(*x_shape, seed=seed)} for seed in (1, 2)]
+    model = node_model("Conv", feeds[0], ["y"], attrs, initializers={"w": w, "b": b})
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    name, runner = split_target(target)
+    out_dir, report = build(path, BuildOptions(target=name, out_dir=tmp_path / "out", **model_weights(target)))
+    prepared = report["optimized_for"]["prepared_at_load_bytes"]
+    assert prepared > 0
+
+    def check(loaded, feed) -> None:
+        expected, _ = reference_outputs(model, feed, ["y"])
+        assert compare(loaded.run(feed)["y"], expected["y"], 1e-4, 1e-4).ok
+
+    first, second = runners.load(out_dir, runner=runner), runners.load(out_dir, runner=runner)
+    check(first, feeds[0])
+    check(first, feeds[1])
+    check(second, feeds[1])
+    arena = getattr(first, "arena", None)
+    if isinstance(arena, np.ndarray):  # the host runner's own buffer
+        assert arena[:8].any()  # the marker
+        arena[64:prepared] = 0
+        expected, _ = reference_outputs(model, feeds[0], ["y"])
+        assert not compare(first.run(feeds[0])["y"], expected["y"], 1e-4, 1e-4).ok
+        arena[:8] = 0
+        check(first, feeds[0])
 
 
 def test_winograd_conv_without_bias(target, tmp_path):
@@ -151,6 +215,9 @@ def test_which_convolutions_take_winograd():
     assert not _winograd.applies(wasm, geometry(27, 3, stride=2), 1, 96, 256)  # phases would save nothing
     assert not _winograd.applies(wasm, geometry(27, 7), 1, 96, 256)
     assert not _winograd.applies(wasm, geometry(27, 3), 1, 4, 64)  # too few channels: the transforms cost more
-    # where weights keep the model's size (wasm32's and bare metal's default, --optimize-for size): never
-    for kept in (resolve("wasm32"), optimized_for(avx512, "size")):
+    # wasm32's default keeps the model's weights and prepares the transformed ones at load time
+    assert _winograd.applies(resolve("wasm32"), geometry(13, 3), 1, 384, 384)
+    assert _winograd.prepared_at_load(resolve("wasm32")) and not _winograd.prepared_at_load(wasm)
+    # where memory binds (bare metal's default, --optimize-for size): never
+    for kept in (resolve("cortex-m4"), optimized_for(resolve("wasm32"), "size"), optimized_for(avx512, "size")):
         assert not _winograd.applies(kept, geometry(13, 3), 1, 384, 384)

@@ -138,7 +138,7 @@ def test_a_convolution_never_overwrites_its_own_input_as_residual(tmp_path):
 
 
 def winograd_model(path: Path) -> Path:
-    """One 3x3 convolution Winograd takes on wasm32 when weights may grow: 16 channels, 16 tiles."""
+    """One 3x3 convolution Winograd takes on wasm32: 16 channels, 16 tiles."""
     rng = np.random.default_rng(2)
     node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], name="conv")
     graph = helper.make_graph([node], "wino", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 16])],
@@ -152,11 +152,20 @@ def winograd_model(path: Path) -> Path:
 
 @pytest.mark.parametrize("target_name", ["wasm32", "cortex-m4"])
 def test_weights_are_the_models_own_by_default(target_name, tmp_path):
+    """wasm32 keeps Winograd with its weights prepared at load time in the arena (the blob the model's own);
+    cortex-m4 (memory policy size: RAM binds) keeps direct convolution and no prepared region."""
     path = winograd_model(tmp_path / "wino.onnx")
     _, report = build(path, BuildOptions(target=target_name, compile=False, out_dir=tmp_path / "default"))
     policy = report["optimized_for"]
-    assert policy["weights"] == "model" and policy["winograd_convolutions"] == 0
+    assert policy["weights"] == "model"
     assert report["weights_bytes"] <= policy["model_weights_bytes"]
+    prepared = 36 * 16 * 16 * 4  # the transformed 3x3 kernel: 36 points per channel pair
+    if target_name == "wasm32":
+        assert policy["winograd_convolutions"] == 1
+        assert policy["prepared_at_load_bytes"] == 64 + prepared  # the marker, then the transformed kernel
+        assert report["arena_bytes"] >= policy["prepared_at_load_bytes"]
+    else:
+        assert policy["winograd_convolutions"] == 0 and policy["prepared_at_load_bytes"] == 0
 
 
 def test_optimize_for_speed_opts_in_to_winograd_weights(tmp_path):
@@ -165,6 +174,7 @@ def test_optimize_for_speed_opts_in_to_winograd_weights(tmp_path):
     policy = report["optimized_for"]
     assert policy["weights"] == "speed" and policy["winograd_convolutions"] == 1
     assert report["weights_bytes"] >= 4 * policy["model_weights_bytes"]  # 36 points for 9 taps
+    assert policy["prepared_at_load_bytes"] == 0
 
 
 def test_arena_limit_refuses_naming_the_peak(tmp_path):

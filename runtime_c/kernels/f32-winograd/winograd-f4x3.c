@@ -137,6 +137,56 @@ void mlcc_f32_winograd_phase(const struct mlcc_f32_conv_geometry *g, size_t phas
         }
 }
 
+/* G for the points 0, 1, -1, 2, -2 and infinity: U = G g G^T (the weight transform). */
+static const double weight_g[ALPHA][3] = {
+    {1.0 / 4.0, 0.0, 0.0},
+    {-1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0},
+    {-1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0},
+    {1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0},
+    {1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0},
+    {0.0, 0.0, 1.0},
+};
+
+/* Tap (i, j) of a 3x3 piece of the kernel (see the header): the 3x3 kernel itself, or of a 5x5 one
+ * zero-padded to 6x6 the taps 3 apart (stride 1) or of one parity (stride 2). */
+static float piece_tap(const float *w, size_t kernel, size_t stride, size_t piece, size_t i, size_t j)
+{
+    if (kernel == 3u) return w[i * 3u + j];
+    const size_t row = stride == 2u ? piece / 2u + 2u * i : PIECE_STEP * (piece / 2u) + i;
+    const size_t col = stride == 2u ? piece % 2u + 2u * j : PIECE_STEP * (piece % 2u) + j;
+    return row < 5u && col < 5u ? w[row * 5u + col] : 0.0f;
+}
+
+void mlcc_f32_winograd_transform_weights(const float *w, size_t groups, size_t out_channels, size_t in_channels,
+                                         size_t kernel, size_t stride, size_t nr, float *MLCC_RESTRICT u)
+{
+    const size_t pieces = kernel == 5u ? 4u : 1u, k = pieces * in_channels;
+    const size_t columns = (out_channels + nr - 1u) / nr * nr, point_floats = columns * k;
+    for (size_t group = 0; group < groups; ++group) {
+        float *const u_group = u + group * MLCC_F32_WINOGRAD_POINTS * point_floats;
+        for (size_t o = 0; o < columns; ++o)
+            for (size_t kk = 0; kk < k; ++kk) {
+                float *const dst = u_group + o / nr * k * nr + kk * nr + o % nr;
+                if (o >= out_channels) {  /* the last panel's padding */
+                    for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point) dst[point * point_floats] = 0.0f;
+                    continue;
+                }
+                const size_t piece = kk / in_channels, c = kk % in_channels;
+                const float *const taps = w + ((group * out_channels + o) * in_channels + c) * kernel * kernel;
+                double g[3][3];
+                for (size_t i = 0; i < 3u; ++i)
+                    for (size_t j = 0; j < 3u; ++j) g[i][j] = (double)piece_tap(taps, kernel, stride, piece, i, j);
+                for (size_t i = 0; i < ALPHA; ++i)
+                    for (size_t l = 0; l < ALPHA; ++l) {
+                        double sum = 0.0;
+                        for (size_t a = 0; a < 3u; ++a)
+                            for (size_t b = 0; b < 3u; ++b) sum += weight_g[i][a] * g[a][b] * weight_g[l][b];
+                        dst[(i * ALPHA + l) * point_floats] = (float)sum;
+                    }
+            }
+    }
+}
+
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
                                         const float *x, size_t x_pitch, size_t t0, size_t nt,
                                         float *MLCC_RESTRICT v, size_t point_stride, size_t tile_stride)

@@ -51,6 +51,14 @@ void MLCC_ISA_NAME(mlcc_f32_winograd_output)(const struct mlcc_f32_conv_geometry
                                              size_t point_stride, size_t t0, size_t nt, const float *bias,
                                              float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
 
+/* The weight transform, for weights prepared at load time (the same as mlcc/ops/_winograd.py's at build
+ * time, within an ulp): w [groups * out_channels][in_channels][kernel][kernel] (ONNX's layout; kernel 3, or 5
+ * at stride 1 or 2) -> U = G g G^T per channel pair and 3x3 piece, packed for f32-gemm's B in panels of nr
+ * columns: u[group][point][panel][k][nr], k = pieces * in_channels (a 5x5 kernel's four pieces side by side),
+ * the last panel's columns past out_channels zero. u holds groups * 36 * k * ceil(out / nr) * nr floats. */
+void mlcc_f32_winograd_transform_weights(const float *w, size_t groups, size_t out_channels, size_t in_channels,
+                                         size_t kernel, size_t stride, size_t nr, float *MLCC_RESTRICT u);
+
 /* The oracles: the same contracts, computed from the transform matrices one channel at a time. */
 void mlcc_f32_winograd_input__reference(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
                                         const float *x, size_t x_pitch, size_t t0, size_t nt,

@@ -22,6 +22,7 @@ extern "C" {
 #define CONCAT_IN_PLACE_ARENA_BYTES  6400u      /* scratch the caller provides, 64-byte aligned */
 #define CONCAT_IN_PLACE_ARENA_ALIGN  64u
 #define CONCAT_IN_PLACE_WEIGHTS_BYTES 2176u
+#define CONCAT_IN_PLACE_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define CONCAT_IN_PLACE_NUM_INPUTS   1
 #define CONCAT_IN_PLACE_NUM_OUTPUTS  1
 

@@ -23,6 +23,7 @@ extern "C" {
 #define CONTROL_FLOW_ARENA_BYTES  64u      /* scratch the caller provides, 64-byte aligned */
 #define CONTROL_FLOW_ARENA_ALIGN  64u
 #define CONTROL_FLOW_WEIGHTS_BYTES 192u
+#define CONTROL_FLOW_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define CONTROL_FLOW_NUM_INPUTS   2
 #define CONTROL_FLOW_NUM_OUTPUTS  1
 

@@ -3,7 +3,7 @@
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   wasm32 (WebAssembly (WASI reactor, no imports) with SIMD128)
  * compile:  zig cc -target wasm32-wasi -msimd128 -mexec-model=reactor -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c conv_net.c
- * arena:    75264 bytes (112960 if no tensor shared memory)
+ * arena:    92608 bytes (111808 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
  * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
  *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
@@ -18,6 +18,7 @@
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-pool.h"
+#include "mlcc/kernels/f32-winograd.h"
 #include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/kernels/f32-softmax.h"
 
@@ -68,14 +69,15 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     float *const t_probabilities = (float *)outputs[0];  /* probabilities float32[1,10] */
 
     /* Intermediate tensors at their arena offsets. */
-    float *const t_r1_nhwc = (float *)(a + 0);  /* float32[1,28,28,8], 25088 B, steps 1-2 */
-    float *const t_conv2_columns = (float *)(a + 0);  /* float32[14112], 56448 B, steps 3-3 */
-    float *const t_p2_nhwc = (float *)(a + 0);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
-    float *const t_logits = (float *)(a + 0);  /* float32[1,10], 40 B, steps 7-8 */
-    float *const t_p2 = (float *)(a + 3136);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
-    float *const t_flat = (float *)(a + 3136);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
-    float *const t_r2_nhwc = (float *)(a + 56448);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
-    float *const t_p1_nhwc = (float *)(a + 68992);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
+    float *const t_r1_nhwc = (float *)(a + 18496);  /* float32[1,28,28,8], 25088 B, steps 1-2 */
+    float *const t_conv2_winograd_products = (float *)(a + 18496);  /* float32[9216], 36864 B, steps 3-3 */
+    float *const t_p2_nhwc = (float *)(a + 18496);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
+    float *const t_logits = (float *)(a + 18496);  /* float32[1,10], 40 B, steps 7-8 */
+    float *const t_p2 = (float *)(a + 21632);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
+    float *const t_flat = (float *)(a + 21632);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
+    float *const t_conv2_winograd_inputs = (float *)(a + 55360);  /* float32[4608], 18432 B, steps 3-3 */
+    float *const t_r2_nhwc = (float *)(a + 73792);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
+    float *const t_p1_nhwc = (float *)(a + 86336);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
 
     /* Tensors inside the caller's buffers. */
     const float *const t_image_nhwc = t_image;  /* float32[1,28,28,1], view of t_image */
@@ -83,10 +85,24 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     /* Weights. */
     const float *const w_conv1_bias = (const float *)(conv_net_weights + 0);  /* float32[8] */
     const float *const w_conv1_weight_direct_packed8 = (const float *)(conv_net_weights + 64);  /* float32[1,1,9,8] */
-    const float *const w_conv2_bias = (const float *)(conv_net_weights + 384);  /* float32[16] */
-    const float *const w_conv2_weight_channels_last_packed16 = (const float *)(conv_net_weights + 448);  /* float32[1,1,72,16] */
+    const float *const w_conv2_weight = (const float *)(conv_net_weights + 384);  /* float32[16,8,3,3] */
+    const float *const w_conv2_bias = (const float *)(conv_net_weights + 4992);  /* float32[16] */
     const float *const w_fc_bias = (const float *)(conv_net_weights + 5056);  /* float32[10] */
     const float *const w_fc_weight_packed16 = (const float *)(conv_net_weights + 5120);  /* float32[1,784,16] */
+
+    /* Weights prepared at load time in the arena's first 18496 bytes (after a 64-byte marker),
+     * computed from the weights above on the arena's first run; later runs on it find the marker and skip
+     * this. The marker is written last. */
+    float *const w_conv2_weight_winograd16 = (float *)(a + 64);  /* float32[1,36,1,8,16], 18432 B */
+    {
+        static const uint64_t prepared_marker = UINT64_C(0xe328e2f43c62f9df);
+        uint64_t marker;
+        memcpy(&marker, a, sizeof marker);
+        if (marker != prepared_marker) {
+            mlcc_f32_winograd_transform_weights(w_conv2_weight, 1u, 16u, 8u, 3u, 1u, 16u, w_conv2_weight_winograd16);
+            memcpy(a, &prepared_marker, sizeof marker);
+        }
+    }
 
     /* 0. image_nhwc_reshape: Reshape  float32[1,1,28,28], int64[4] -> float32[1,28,28,1] */
     MLCC_PROFILE_BEGIN(0);
@@ -147,20 +163,20 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .pad = { 0u, 1u, 1u },
         };
         for (size_t n = 0; n < 1u; ++n) {
-            const float *x_n = t_p1_nhwc + n * 1568u;
-            for (size_t p0 = 0; p0 < 196u; p0 += 196u) {
-                const size_t np = MLCC_MIN(196u, 196u - p0);
-                for (size_t group = 0; group < 1u; ++group) {
-                    static const struct mlcc_f32_epilogue epilogue = {
-                        MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                    };
-                    mlcc_f32_conv_im2col_nhwc(&geometry, 8u, 8u, x_n + group * 8u,
-                                              p0, np, t_conv2_columns);
-                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), np, 16u, 72u, t_conv2_columns, 72u, 1u,
-                                  w_conv2_weight_channels_last_packed16 + group * 1152u,
-                                  t_r2_nhwc + (n * 196u + p0) * 16u + group * 16u,
-                                  16u, 1.0f, w_conv2_bias + group * 16u, 0u, 1u, 1.0f, &epilogue);
-                }
+            static const struct mlcc_f32_epilogue epilogue = {
+                MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+            };
+            for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
+                const size_t nt = MLCC_MIN(16u, 16u - t0);
+                mlcc_f32_winograd_input__wasmsimd(&geometry, 0u, 8u, t_p1_nhwc + n * 1568u, 8u, t0, nt,
+                                              t_conv2_winograd_inputs, 128u, 8u);
+                for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
+                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), nt, 16u, 8u,
+                                  t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
+                                  t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
+                mlcc_f32_winograd_output__wasmsimd(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
+                                               w_conv2_bias, t_r2_nhwc + n * 3136u, 16u,
+                                               &epilogue);
             }
         }
     }

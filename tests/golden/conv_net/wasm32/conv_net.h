@@ -8,6 +8,10 @@
  * aligned to 64. Nothing is allocated and nothing global is written, so calls with distinct arenas may
  * run concurrently. Both entry points return 0, or non-zero: 1 for a NULL argument, 2 for a misaligned
  * arena, 3 when an If's run-time condition chooses a branch the build left out (MLCC_ERROR_UNCOMPILED_BRANCH).
+ *
+ * The arena's first CONV_NET_PREPARED_BYTES hold weights prepared on its first run (transforms of the
+ * model's own weights, computed rather than stored): keep passing the same arena and later runs skip that
+ * work; a fresh arena pays it once. Do not write to those bytes between runs.
  */
 #ifndef CONV_NET_H
 #define CONV_NET_H
@@ -19,9 +23,10 @@
 extern "C" {
 #endif
 
-#define CONV_NET_ARENA_BYTES  75264u      /* scratch the caller provides, 64-byte aligned */
+#define CONV_NET_ARENA_BYTES  92608u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
 #define CONV_NET_WEIGHTS_BYTES 55296u
+#define CONV_NET_PREPARED_BYTES 18496u  /* the arena's leading bytes of weights prepared at load */
 #define CONV_NET_NUM_INPUTS   1
 #define CONV_NET_NUM_OUTPUTS  1
 

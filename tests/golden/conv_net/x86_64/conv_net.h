@@ -22,6 +22,7 @@ extern "C" {
 #define CONV_NET_ARENA_BYTES  74112u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
 #define CONV_NET_WEIGHTS_BYTES 69120u
+#define CONV_NET_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define CONV_NET_NUM_INPUTS   1
 #define CONV_NET_NUM_OUTPUTS  1
 

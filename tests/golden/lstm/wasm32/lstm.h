@@ -24,6 +24,7 @@ extern "C" {
 #define LSTM_ARENA_BYTES  1152u      /* scratch the caller provides, 64-byte aligned */
 #define LSTM_ARENA_ALIGN  64u
 #define LSTM_WEIGHTS_BYTES 2304u
+#define LSTM_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define LSTM_NUM_INPUTS   1
 #define LSTM_NUM_OUTPUTS  3
 

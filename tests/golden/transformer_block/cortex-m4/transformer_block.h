@@ -22,6 +22,7 @@ extern "C" {
 #define TRANSFORMER_BLOCK_ARENA_BYTES  3392u      /* scratch the caller provides, 64-byte aligned */
 #define TRANSFORMER_BLOCK_ARENA_ALIGN  64u
 #define TRANSFORMER_BLOCK_WEIGHTS_BYTES 8640u
+#define TRANSFORMER_BLOCK_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define TRANSFORMER_BLOCK_NUM_INPUTS   1
 #define TRANSFORMER_BLOCK_NUM_OUTPUTS  1
 

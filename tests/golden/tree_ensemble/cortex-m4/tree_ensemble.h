@@ -23,6 +23,7 @@ extern "C" {
 #define TREE_ENSEMBLE_ARENA_BYTES  0u      /* scratch the caller provides, 64-byte aligned */
 #define TREE_ENSEMBLE_ARENA_ALIGN  64u
 #define TREE_ENSEMBLE_WEIGHTS_BYTES 256u
+#define TREE_ENSEMBLE_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
 #define TREE_ENSEMBLE_NUM_INPUTS   1
 #define TREE_ENSEMBLE_NUM_OUTPUTS  2
 
