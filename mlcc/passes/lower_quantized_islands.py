@@ -218,7 +218,7 @@ def _float_conv(node: Node, x_q: Value) -> Node:
     w = node.inputs[3]
     stand_ins = [Value(x_q.name, np.dtype(np.float32), x_q.shape), Value(w.name, np.dtype(np.float32), w.shape, w.data)]
     attrs = {name: node.attrs.get(name, default) for name, default in CONV_ATTRS.items()}
-    return Node("Conv", node.name, stand_ins, [], attrs, "", 11)
+    return Node(node.op_type, node.name, stand_ins, [], attrs, node.domain, node.opset)  # conv_geometry reads shapes
 
 
 def _qlinear_conv(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
