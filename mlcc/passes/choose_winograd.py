@@ -5,8 +5,8 @@ A choice of algorithm, not a rewrite: the mark (attr `algorithm`) tells Conv's l
 transforms around f32-gemm. It trades four times the 3x3 weights (5.76 times the 5x5 ones) and about 1e-5
 of the output's scale in rounding for a quarter (0.36) of the multiply-adds; `--disable-pass
 choose_winograd` (or -O1) keeps the direct convolutions. Under weights_policy "model" the blob keeps the
-model's kernels and the transformed weights are prepared at load time in the arena (_winograd.prepared_at_load). Runs after choose_layout, which decides what is
-channels-last."""
+model's kernels and the transformed weights are prepared at load time in the arena
+(_winograd.prepared_at_load). Runs after choose_layout, which decides what is channels-last."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ import pytest
 
 from tests.kernels.simd_harness import kernel_sources, run_harness
 
-
 # (groups, out channels a group, in channels a group, kernel, stride, nr): panels cut short (10 of 16), two
 # groups, and a 5x5 kernel's pieces at stride 1 and its phases at stride 2
 WEIGHT_CASES = [(1, 10, 5, 3, 1, 16), (2, 8, 3, 3, 1, 4), (1, 7, 4, 5, 1, 8), (2, 6, 3, 5, 2, 16)]
