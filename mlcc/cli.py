@@ -253,7 +253,9 @@ def run(folder, inputs_path, outputs_path, seed, runner):
 @opt_level_options
 @click.option("--seed", default=0, show_default=True)
 @optimize_for_option
-def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed, optimize_for):
+@click.option("--layers", is_flag=True, help="Compare every intermediate tensor, in execution order, to find the first wrong layer.")
+@click.option("--runner", metavar="RUNNER", help="Run on this runner [the target's own] (see `mlcc run --help`).")
+def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed, optimize_for, layers, runner):
     """Build MODEL, run it, and compare with onnxruntime (exit 1 on mismatch)."""
     import tempfile
 
@@ -261,12 +263,21 @@ def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed
     from .pipeline import BuildOptions, build as run_build
     from .verify import compare, reference_outputs
 
+    if layers:
+        from .layers import format_layers, verify_layers
+
+        options = BuildOptions(target=target, shapes=_parse_shapes(shapes), dims=_parse_dims(dims), opt_level=opt_level,
+                               progress=_progress(), optimize_for=optimize_for)
+        feeds = _feeds(inputs_path, [], seed) if inputs_path else None
+        results, engine = verify_layers(model, options, feeds, runner, rtol, atol, seed)
+        click.echo(format_layers(results, engine, rtol, atol))
+        sys.exit(0 if all(r.comparison.ok for r in results) else 1)
     with tempfile.TemporaryDirectory(prefix="mlcc-verify-") as tmp:
         options = BuildOptions(target=target, out_dir=Path(tmp) / "out", shapes=_parse_shapes(shapes),
                                dims=_parse_dims(dims), opt_level=opt_level, progress=_progress(),
                                optimize_for=optimize_for)
         folder, report = run_build(model, options)
-        loaded = runners.load(folder)
+        loaded = runners.load(folder, runner=runner)
         feeds = _feeds(inputs_path, loaded.inputs, seed)
         got = loaded.run(feeds)
     expected, engine = reference_outputs(model, feeds, [o["name"] for o in report["outputs"]])
