@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import jinja2
 
-from . import cnames, paths
+from . import cexpr, cnames, paths
 
 
 @lru_cache(maxsize=1)
@@ -23,6 +23,8 @@ def environment() -> jinja2.Environment:
     env.filters["cint"] = cnames.int_literal
     env.filters["comment"] = cnames.comment_text
     env.filters["cstring"] = cnames.string_literal
+    env.filters["loop"] = cexpr.loop
+    env.globals.update(offset=cexpr.offset, index=cexpr.index)
     return env
 
 

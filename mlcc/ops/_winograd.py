@@ -136,6 +136,6 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
              u=u, u_point=u_point, u_group=POINTS * u_point,
              v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,
              m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
-             y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images",
+             y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images", "n",
                                                                              "channels", "x_image", "y_pitch",
                                                                              "epilogue")})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
+from .. import cexpr, kernels
 from ..ir import Node, Value
 from . import Op, _conv_direct, _winograd, register
 from ._conv import CONV_ATTRS, conv_geometry
@@ -48,10 +48,9 @@ def _residual_stage(node: Node, ctx, epilogue: Epilogue, chunk: int) -> dict:
     return dict(source=ctx.ptr(epilogue.residual), rows=rows)
 
 
-def _offset(*terms: tuple[str, int]) -> str | None:
-    """A C expression summing index * stride over the terms whose stride is not 0 (None when all are)."""
-    used = [f"({index}) * {stride}u" for index, stride in terms if stride]
-    return " + ".join(used) or None
+def _offset(*terms: tuple[str | int, int]) -> str | None:
+    """index * stride summed over the terms that are not 0, folded (mlcc/cexpr.py); None when all are."""
+    return cexpr.offset(None, *terms)
 
 
 @register
@@ -149,8 +148,10 @@ class Conv(Op):
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None)
         if group_in == 1 and groups > 1:
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
-            ctx.emit("ops/conv.c.j2", mode="depthwise", images=images, channels=channels, multiplier=group_out,
+                values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("n", images),
+                                                                   epilogue.residual_batch_stride)))
+            ctx.emit("ops/conv.c.j2", mode="depthwise", images=images, n=cexpr.index("n", images),
+                     channels=channels, multiplier=group_out,
                      x_image=channels * geo.in_size, y_image=out_channels * geo.out_size, **values)
             return
         tile = tile_for(ctx.target)
@@ -159,14 +160,16 @@ class Conv(Op):
         nc = chunk_columns(k, pixels, tile.nr, budget=scratch_budget(ctx.target))
         if epilogue is not None:
             e = epilogue
-            image, group_rows = (f"t / {groups}u", group_out * e.residual_rs) if groups > 1 else ("t", 0)
-            values["epilogue"] = e.fields(ctx, _offset((image, e.residual_batch_stride), ("group", group_rows),
+            image, group_rows = ((f"t / {groups}u", group_out * e.residual_rs) if groups > 1
+                                 else (cexpr.index("t", images), 0))
+            values["epilogue"] = e.fields(ctx, _offset((image, e.residual_batch_stride), (cexpr.index("group", groups), group_rows),
                                                        ("p0", e.residual_cs)))
         ctx.emit("ops/conv.c.j2", mode="pointwise" if _is_pointwise(geo) else "im2col",
                  config=tile.config, nr=tile.nr, planes=images * groups, groups=groups,
+                 t=cexpr.index("t", images * groups), group=cexpr.index("group", groups),
                  group_in=group_in, m=group_out, k=k, pixels=pixels, nc=nc,
                  x_plane=group_in * geo.in_size, y_plane=group_out * pixels, w_group=group_out * k,
-                 group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u",
+                 group_bias="NULL" if bias is None else cexpr.offset(values["bias"], (cexpr.index("group", groups), group_out)),
                  scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "columns"), **values)
 
     def _lower_channels_last(self, node: Node, ctx) -> None:
@@ -181,7 +184,8 @@ class Conv(Op):
         group_in, group_out, pixels = channels // groups, out_channels // groups, geo.out_size
         epilogue = node_epilogue(node, self.epilogue_input, out_channels, 1, pixels * out_channels)
         ctx.use_kernels("f32-conv")
-        values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, channels=channels,
+        n = cexpr.index("n", images)
+        values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, n=n, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
         y_pitch = output_row_pitch(ctx.graph, y) or out_channels
@@ -193,29 +197,29 @@ class Conv(Op):
                           and not staged)
         if workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps):
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
-                                                                  ("group", group_out)))
+                values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
+                                                                  (cexpr.index("group", groups), group_out)))
             # W [groups * group_out, group_in, *kernel] -> [groups][(kernel..., group_in)][group_out]
             grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
             b = grouped.transpose(0, *range(3, 3 + len(geo.kernel)), 2, 1).reshape(groups, -1, group_out)
             _conv_direct.lower(node, ctx, b, dict(
-                values, geometry=geo, groups=groups, group_in=group_in, group_out=group_out, pixels=pixels,
-                y_pitch=y_pitch, group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u"))
+                values, geometry=geo, groups=groups, group=cexpr.index("group", groups), group_in=group_in, group_out=group_out, pixels=pixels,
+                y_pitch=y_pitch, group_bias="NULL" if bias is None else cexpr.offset(values["bias"], (cexpr.index("group", groups), group_out))))
             return
         if depthwise:
             # f32-dwconv reads w as taps x channels: at each tap, the weights of a vector of channels
             taps = np.ascontiguousarray(w.data.reshape(channels, geo.taps).T, dtype=np.float32)
             ctx.use_kernels("f32-dwconv")
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride)))
+                values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride)))
             ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", kernel=kernels.function(ctx.target, "mlcc_f32_dwconv_nhwc"),
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
         if node.attrs.get("algorithm") == _winograd.ALGORITHM:  # passes/choose_winograd
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("n", epilogue.residual_batch_stride),
-                                                                  ("group", group_out if groups > 1 else 0)))
+                values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
+                                                                  (cexpr.index("group", groups), group_out)))
             _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), groups, group_in, group_out)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)
@@ -228,10 +232,11 @@ class Conv(Op):
         # y_pitch > out_channels: y is a channel slice of a Concat's output, written in place
         values.update(config=tile.config, groups=groups, group_in=group_in, group_out=group_out, k=k,
                       y_pitch=y_pitch, pixels=pixels, w=packed, w_group=packed_size(k, group_out, tile.nr),
-                      group_bias="NULL" if bias is None else f"{values['bias']} + group * {group_out}u")
+                      group=cexpr.index("group", groups),
+                      group_bias="NULL" if bias is None else cexpr.offset(values["bias"], (cexpr.index("group", groups), group_out)))
         if _is_pointwise(geo):
             if epilogue is not None:
-                values["epilogue"] = epilogue.fields(ctx, _offset(("group", group_out)))
+                values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("group", groups), group_out)))
             ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, **values)
             return
         chunk = min(pixels, max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
@@ -239,7 +244,8 @@ class Conv(Op):
         if stage is not None:
             values["epilogue"] = dict(epilogue.fields(ctx), residual=stage["rows"])
         elif epilogue is not None:
-            values["epilogue"] = epilogue.fields(ctx, _offset((f"n * {pixels}u + p0", out_channels), ("group", group_out)))
+            values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.offset("p0", (n, pixels)), out_channels),
+                                                                 (cexpr.index("group", groups), group_out)))
         ctx.emit("ops/conv_nhwc.c.j2", mode="im2col", chunk=chunk, scratch=ctx.scratch(4 * chunk * k, "columns"),
                  stage=stage, **values)
 

@@ -95,17 +95,15 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     /* 1. Conv_0: Conv  float32[1,9,11,8], float32[4,8,1,1], float32[4] -> float32[1,9,11,4] */
     MLCC_PROFILE_BEGIN(1);
     {
-        /* rows are the pixels of every image; group g reads channels g * 8 on */
-        for (size_t group = 0; group < 1u; ++group) {
-            static const struct mlcc_f32_epilogue epilogue = {
-                MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-            };
-            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 99u, 4u, 8u,
-                          t_x_nhwc + group * 8u, 8u, 1u,
-                          w_fire2_squeeze1x1_w_0_channels_last + group * 64u,
-                          t_fire2_squeeze1x1_2_nhwc + group * 4u, 4u, 1.0f,
-                          w_fire2_squeeze1x1_b_0 + group * 4u, 0u, 1u, 1.0f, &epilogue);
-        }
+        /* rows are the pixels of every image */
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 99u, 4u, 8u,
+                      t_x_nhwc, 8u, 1u,
+                      w_fire2_squeeze1x1_w_0_channels_last,
+                      t_fire2_squeeze1x1_2_nhwc, 4u, 1.0f,
+                      w_fire2_squeeze1x1_b_0, 0u, 1u, 1.0f, &epilogue);
     }
     MLCC_PROFILE_END(1);
 
@@ -120,18 +118,14 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 0u, 0u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            for (size_t group = 0; group < 1u; ++group) {
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_direct_nhwc_2v__wasmsimd(&geometry, 4u, 4u, 5u, 8u,
-                    t_fire2_squeeze1x1_2_nhwc + n * 396u + group * 4u,
-                    w_fire2_expand1x1_w_0_direct_packed8 + group * 32u, w_fire2_expand1x1_b_0 + group * 5u,
-                    t_fire2_expand1x1_2_nhwc + n * 1188u + group * 5u, 12u,
-                    &epilogue);
-            }
-        }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_conv_direct_nhwc_2v__wasmsimd(&geometry, 4u, 4u, 5u, 8u,
+            t_fire2_squeeze1x1_2_nhwc,
+            w_fire2_expand1x1_w_0_direct_packed8, w_fire2_expand1x1_b_0,
+            t_fire2_expand1x1_2_nhwc, 12u,
+            &epilogue);
     }
     MLCC_PROFILE_END(2);
 
@@ -146,18 +140,14 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            for (size_t group = 0; group < 1u; ++group) {
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_direct_nhwc_2v__wasmsimd(&geometry, 4u, 4u, 7u, 8u,
-                    t_fire2_squeeze1x1_2_nhwc + n * 396u + group * 4u,
-                    w_fire2_expand3x3_w_0_direct_packed8 + group * 288u, w_fire2_expand3x3_b_0 + group * 7u,
-                    t_fire2_expand3x3_2_nhwc + n * 1188u + group * 7u, 12u,
-                    &epilogue);
-            }
-        }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_conv_direct_nhwc_2v__wasmsimd(&geometry, 4u, 4u, 7u, 8u,
+            t_fire2_squeeze1x1_2_nhwc,
+            w_fire2_expand3x3_w_0_direct_packed8, w_fire2_expand3x3_b_0,
+            t_fire2_expand3x3_2_nhwc, 12u,
+            &epilogue);
     }
     MLCC_PROFILE_END(3);
 
@@ -169,14 +159,12 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     /* 5. Conv_7: Conv  float32[1,9,11,12], float32[3,12,1,1], float32[3] -> float32[1,9,11,3] */
     MLCC_PROFILE_BEGIN(5);
     {
-        /* rows are the pixels of every image; group g reads channels g * 12 on */
-        for (size_t group = 0; group < 1u; ++group) {
-            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 99u, 3u, 12u,
-                          t_fire2_concat_1_nhwc + group * 12u, 12u, 1u,
-                          w_conv10_w_0_channels_last_packed8 + group * 96u,
-                          t_y_nhwc + group * 3u, 3u, 1.0f,
-                          w_conv10_b_0 + group * 3u, 0u, 1u, 1.0f, NULL);
-        }
+        /* rows are the pixels of every image */
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 99u, 3u, 12u,
+                      t_fire2_concat_1_nhwc, 12u, 1u,
+                      w_conv10_w_0_channels_last_packed8,
+                      t_y_nhwc, 3u, 1.0f,
+                      w_conv10_b_0, 0u, 1u, 1.0f, NULL);
     }
     MLCC_PROFILE_END(5);
 

@@ -103,18 +103,14 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            for (size_t group = 0; group < 1u; ++group) {
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 1u, 1u, 8u, 4u,
-                    t_image_nhwc + n * 784u + group * 1u,
-                    w_conv1_weight_direct_packed4 + group * 72u, w_conv1_bias + group * 8u,
-                    t_r1_nhwc + n * 6272u + group * 8u, 8u,
-                    &epilogue);
-            }
-        }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 1u, 1u, 8u, 4u,
+            t_image_nhwc,
+            w_conv1_weight_direct_packed4, w_conv1_bias,
+            t_r1_nhwc, 8u,
+            &epilogue);
     }
     MLCC_PROFILE_END(1);
 
@@ -145,18 +141,14 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            for (size_t group = 0; group < 1u; ++group) {
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 8u, 8u, 16u, 4u,
-                    t_p1_nhwc + n * 1568u + group * 8u,
-                    w_conv2_weight_direct_packed4 + group * 1152u, w_conv2_bias + group * 16u,
-                    t_r2_nhwc + n * 3136u + group * 16u, 16u,
-                    &epilogue);
-            }
-        }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 8u, 8u, 16u, 4u,
+            t_p1_nhwc,
+            w_conv2_weight_direct_packed4, w_conv2_bias,
+            t_r2_nhwc, 16u,
+            &epilogue);
     }
     MLCC_PROFILE_END(3);
 

@@ -106,18 +106,14 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            for (size_t group = 0; group < 1u; ++group) {
-                static const struct mlcc_f32_epilogue epilogue = {
-                    MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-                };
-                mlcc_f32_conv_direct_nhwc_1v__avx2(&geometry, 1u, 1u, 8u, 8u,
-                    t_image_nhwc + n * 784u + group * 1u,
-                    w_conv1_weight_direct_packed8 + group * 72u, w_conv1_bias + group * 8u,
-                    t_r1_nhwc + n * 6272u + group * 8u, 8u,
-                    &epilogue);
-            }
-        }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        mlcc_f32_conv_direct_nhwc_1v__avx2(&geometry, 1u, 1u, 8u, 8u,
+            t_image_nhwc,
+            w_conv1_weight_direct_packed8, w_conv1_bias,
+            t_r1_nhwc, 8u,
+            &epilogue);
     }
     MLCC_PROFILE_END(1);
 
@@ -148,22 +144,20 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .dilation = { 1u, 1u, 1u },
             .pad = { 0u, 1u, 1u },
         };
-        for (size_t n = 0; n < 1u; ++n) {
-            static const struct mlcc_f32_epilogue epilogue = {
-                MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
-            };
-            for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
-                const size_t nt = MLCC_MIN(16u, 16u - t0);
-                mlcc_f32_winograd_input__avx2(&geometry, 0u, 8u, t_p1_nhwc + n * 1568u, 8u, t0, nt,
-                                              t_conv2_winograd_inputs, 128u, 8u);
-                for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
-                    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), nt, 16u, 8u,
-                                  t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
-                                  t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
-                mlcc_f32_winograd_output__avx2(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
-                                               w_conv2_bias, t_r2_nhwc + n * 3136u, 16u,
-                                               &epilogue);
-            }
+        static const struct mlcc_f32_epilogue epilogue = {
+            MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
+        };
+        for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
+            const size_t nt = MLCC_MIN(16u, 16u - t0);
+            mlcc_f32_winograd_input__avx2(&geometry, 0u, 8u, t_p1_nhwc, 8u, t0, nt,
+                                          t_conv2_winograd_inputs, 128u, 8u);
+            for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
+                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), nt, 16u, 8u,
+                              t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
+                              t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
+            mlcc_f32_winograd_output__avx2(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
+                                           w_conv2_bias, t_r2_nhwc, 16u,
+                                           &epilogue);
         }
     }
     MLCC_PROFILE_END(3);
