@@ -1,4 +1,4 @@
-"""The Hugging Face sweep: `transformers` architectures at random init from small configs built here (no hub
+"""The Hugging Face sweep: 24 `transformers` architectures at random init from small configs built here (no hub
 downloads), exported by torch.onnx at fixed shapes (the legacy TorchScript exporter and the dynamo one), built
 by mlcc for each target and compared with onnxruntime on the same inputs.
 
@@ -6,6 +6,7 @@ by mlcc for each target and compared with onnxruntime on the same inputs.
     python -m benchmarks.sweep.hf_models --fast                 # the CI subset (tests/models/test_hf_sweep.py)
     python -m benchmarks.sweep.hf_models --only bert,gpt2 --exporters legacy --targets host
     python -m benchmarks.sweep.hf_models --markdown benchmarks/results/hf_sweep.md
+    python -m benchmarks.sweep.hf_models --exporters dynamo-unoptimized --only bert,llama --targets host
 
 Needs `pip install -e '.[hf]'` (the CPU torch wheel, onnxscript for the dynamo exporter, transformers: it does
 not require torch, so pip leaves the CPU wheel alone). Every config is tiny (hidden 32, 2 layers, 2 heads) and
@@ -37,7 +38,10 @@ RTOL, ATOL = 1e-3, 1e-4
 SEED = 0
 OPSET = 17
 SEQ, VOCAB, IMAGE = 8, 100, 32
-EXPORTERS = ("legacy", "dynamo")
+EXPORTERS = ("legacy", "dynamo")  # the default run
+# dynamo-unoptimized: the dynamo exporter with optimize=False (its raw graph: CastLike, Identity, GatherND, IsNaN
+# left in), asked for by --exporters
+ALL_EXPORTERS = (*EXPORTERS, "dynamo-unoptimized")
 SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
 
@@ -131,7 +135,26 @@ def _cases() -> list[Case]:
         Case("clip_vision", _model("CLIPVisionModel", "CLIPVisionConfig", _image_inputs, **vision)),
         Case("wav2vec2", _model("Wav2Vec2Model", "Wav2Vec2Config", audio_inputs, conv_dim=(16, 16),
                                 conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
-                                num_conv_pos_embedding_groups=2, **SMALL)),
+                                num_conv_pos_embedding_groups=2, **SMALL), wasm=True),
+        Case("gpt_neox", _model("GPTNeoXForCausalLM", "GPTNeoXConfig", _text_inputs, use_cache=False, **text)),
+        Case("qwen2", _model("Qwen2ForCausalLM", "Qwen2Config", _text_inputs, num_key_value_heads=1,
+                             use_cache=False, **text)),
+        Case("opt", _model("OPTModel", "OPTConfig", _text_inputs, vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=2, ffn_dim=64, word_embed_proj_dim=32, max_position_embeddings=64,
+                           use_cache=False, **tokens)),
+        Case("bloom", _model("BloomModel", "BloomConfig", _text_inputs, vocab_size=VOCAB, hidden_size=32, n_layer=2,
+                             n_head=2, use_cache=False, **tokens)),
+        Case("deberta_v2", _model("DebertaV2Model", "DebertaV2Config", _text_inputs, **text)),
+        Case("mobilebert", _model("MobileBertModel", "MobileBertConfig", _text_inputs, embedding_size=16,
+                                  intra_bottleneck_size=16, num_feedforward_networks=2, **text)),
+        Case("mpnet", _model("MPNetModel", "MPNetConfig", _text_inputs, **{**text, "max_position_embeddings": 66})),
+        Case("swin", _model("SwinModel", "SwinConfig", _image_inputs, image_size=IMAGE, patch_size=4, embed_dim=16,
+                            depths=[1, 1], num_heads=[2, 2], window_size=4)),
+        Case("convnext", _model("ConvNextModel", "ConvNextConfig", _image_inputs, num_channels=3, num_stages=2,
+                                hidden_sizes=[8, 16], depths=[1, 1], image_size=IMAGE)),
+        Case("segformer", _model("SegformerModel", "SegformerConfig", _image_inputs, num_encoder_blocks=2,
+                                 depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16], num_attention_heads=[1, 2],
+                                 patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2], decoder_hidden_size=16)),
     ]
 
 
@@ -171,7 +194,8 @@ def export(case: Case, exporter: str, path: Path) -> dict[str, np.ndarray]:
                               opset_version=OPSET, dynamo=False)
         else:
             torch.onnx.export(wrapped, args, str(path), input_names=names, output_names=["output"],
-                              opset_version=max(OPSET, 18), dynamo=True, external_data=False)
+                              opset_version=max(OPSET, 18), dynamo=True, external_data=False,
+                              optimize=exporter == "dynamo")
     return feeds
 
 
@@ -241,7 +265,7 @@ def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[
 
 
 def table(results: list[Result]) -> str:
-    lines = ["| model | exporter | target | ops | status | max error | build s | failure reason |",
+    lines = ["| model | exporter | target | op types | status | max error | build s | failure reason |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
         error = "" if r.max_error is None else f"{r.max_error:.2g}"
@@ -296,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.hf_models", description=__doc__.split("\n\n")[0])
     p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
                                                            "them [host,wasm32]")
-    p.add_argument("--exporters", default=",".join(EXPORTERS), help=f"[{','.join(EXPORTERS)}]")
+    p.add_argument("--exporters", default=",".join(EXPORTERS),
+                   help=f"any of {', '.join(ALL_EXPORTERS)} [{','.join(EXPORTERS)}]")
     p.add_argument("--fast", action="store_true", help="only the CI subset")
     p.add_argument("--only", help="comma-separated case names")
     p.add_argument("--markdown", type=Path, help="also write the table here")
@@ -305,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = select(args.fast, [c.strip() for c in args.only.split(",")] if args.only else None)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
-    if set(exporters) - set(EXPORTERS):
-        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(EXPORTERS)))}")
+    if set(exporters) - set(ALL_EXPORTERS):
+        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(ALL_EXPORTERS)))}")
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

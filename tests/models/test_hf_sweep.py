@@ -1,6 +1,6 @@
 """The Hugging Face sweep (benchmarks/sweep/hf_models.py): its CI subset, two tiny transformers (BERT with a
 padding mask, GPT-2 without cache) at random init, exported by torch.onnx's legacy exporter, built for host (BERT
-for wasm32 too) and compared with onnxruntime; the whole sweep (14 architectures, both exporters) behind -m slow (or
+for wasm32 too) and compared with onnxruntime; the whole sweep (24 architectures, both exporters) behind -m slow (or
 `python -m benchmarks.sweep.hf_models`)."""
 
 import pytest
