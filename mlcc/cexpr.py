@@ -9,8 +9,7 @@ or into its statements alone (one level out) when trips is 1, its index terms th
 
 from __future__ import annotations
 
-Index = "str | int"
-
+from .cnames import float_literal
 
 def literal(value: int) -> str:
     """A size_t literal: `784u`."""
@@ -56,3 +55,10 @@ def loop(block: str, name: str, trips: int) -> str:
         return "".join(lines)
     body = lines[opening + 1:closing]
     return "".join(line[4:] if line.startswith(pad + "    ") else line for line in body)
+
+
+def argument(value) -> str:
+    """A kernel argument as C: a whole number as a size_t literal, a float as a float literal, C text as is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return literal(value) if isinstance(value, int) else float_literal(value)

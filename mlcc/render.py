@@ -24,6 +24,7 @@ def environment() -> jinja2.Environment:
     env.filters["comment"] = cnames.comment_text
     env.filters["cstring"] = cnames.string_literal
     env.filters["loop"] = cexpr.loop
+    env.filters["carg"] = cexpr.argument
     env.globals.update(offset=cexpr.offset, index=cexpr.index)
     return env
 

@@ -99,11 +99,13 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u), 99u, 4u, 8u,
-                      t_x_nhwc, 8u, 1u,
-                      w_fire2_squeeze1x1_w_0_channels_last,
-                      t_fire2_squeeze1x1_2_nhwc, 4u, 1.0f,
-                      w_fire2_squeeze1x1_b_0, 0u, 1u, 1.0f, &epilogue);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
+                      /* m, n, k */ 99u, 4u, 8u,
+                      /* A, row and column strides */ t_x_nhwc, 8u, 1u,
+                      /* packed B */ w_fire2_squeeze1x1_w_0_channels_last,
+                      /* C, row pitch, alpha */ t_fire2_squeeze1x1_2_nhwc, 4u, 1.0f,
+                      /* bias, row and column strides, beta */ w_fire2_squeeze1x1_b_0, 0u, 1u, 1.0f,
+                      /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(1);
 
@@ -160,11 +162,13 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     MLCC_PROFILE_BEGIN(5);
     {
         /* rows are the pixels of every image */
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u), 99u, 3u, 12u,
-                      t_fire2_concat_1_nhwc, 12u, 1u,
-                      w_conv10_w_0_channels_last_packed8,
-                      t_y_nhwc, 3u, 1.0f,
-                      w_conv10_b_0, 0u, 1u, 1.0f, NULL);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
+                      /* m, n, k */ 99u, 3u, 12u,
+                      /* A, row and column strides */ t_fire2_concat_1_nhwc, 12u, 1u,
+                      /* packed B */ w_conv10_w_0_channels_last_packed8,
+                      /* C, row pitch, alpha */ t_y_nhwc, 3u, 1.0f,
+                      /* bias, row and column strides, beta */ w_conv10_b_0, 0u, 1u, 1.0f,
+                      /* epilogue */ NULL);
     }
     MLCC_PROFILE_END(5);
 

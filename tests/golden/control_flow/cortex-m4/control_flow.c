@@ -78,11 +78,13 @@ int control_flow_run_v(const void *const *inputs, void *const *outputs, void *ar
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 2u, 3u, 3u,
-                      t_x, 3u, 1u,
-                      w_If_0_c1_then_w_packed8,
-                      t_If_0_c1_then_r, 3u, 1.0f,
-                      NULL, 0u, 0u, 1.0f, &epilogue);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u),
+                      /* m, n, k */ 2u, 3u, 3u,
+                      /* A, row and column strides */ t_x, 3u, 1u,
+                      /* packed B */ w_If_0_c1_then_w_packed8,
+                      /* C, row pitch, alpha */ t_If_0_c1_then_r, 3u, 1.0f,
+                      /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                      /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(0);
 

@@ -184,11 +184,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* 7. fc: Gemm  float32[1,784], float32[10,784], float32[10] -> float32[1,10] */
     MLCC_PROFILE_BEGIN(7);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u), 1u, 10u, 784u,
-                  t_flat, 784u, 1u,
-                  w_fc_weight_packed8,
-                  t_logits, 10u, 1.0f,
-                  w_fc_bias, 0u, 1u, 1.0f, NULL);
+    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__scalar, 128u, 65536u, 65536u),
+                  /* m, n, k */ 1u, 10u, 784u,
+                  /* A, row and column strides */ t_flat, 784u, 1u,
+                  /* packed B */ w_fc_weight_packed8,
+                  /* C, row pitch, alpha */ t_logits, 10u, 1.0f,
+                  /* bias, row and column strides, beta */ w_fc_bias, 0u, 1u, 1.0f,
+                  /* epilogue */ NULL);
     MLCC_PROFILE_END(7);
 
     /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */

@@ -152,9 +152,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
             mlcc_f32_winograd_input__avx2(&geometry, 0u, 8u, t_p1_nhwc, 8u, t0, nt,
                                           t_conv2_winograd_inputs, 128u, 8u);
             for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), nt, 16u, 8u,
-                              t_conv2_winograd_inputs + point * 128u, 8u, 1u, w_conv2_weight_winograd16 + point * 128u,
-                              t_conv2_winograd_products + point * 256u, 16u, 1.0f, NULL, 0u, 0u, 1.0f, NULL);
+                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u),
+                              /* m, n, k */ nt, 16u, 8u,
+                              /* A, row and column strides */ t_conv2_winograd_inputs + point * 128u, 8u, 1u,
+                              /* packed B */ w_conv2_weight_winograd16 + point * 128u,
+                              /* C, row pitch, alpha */ t_conv2_winograd_products + point * 256u, 16u, 1.0f,
+                              /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                              /* epilogue */ NULL);
             mlcc_f32_winograd_output__avx2(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
                                            w_conv2_bias, t_r2_nhwc, 16u,
                                            &epilogue);
@@ -194,11 +198,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* 7. fc: Gemm  float32[1,784], float32[10,784], float32[10] -> float32[1,10] */
     MLCC_PROFILE_BEGIN(7);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), 1u, 10u, 784u,
-                  t_flat, 784u, 1u,
-                  w_fc_weight_packed16,
-                  t_logits, 10u, 1.0f,
-                  w_fc_bias, 0u, 1u, 1.0f, NULL);
+    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u),
+                  /* m, n, k */ 1u, 10u, 784u,
+                  /* A, row and column strides */ t_flat, 784u, 1u,
+                  /* packed B */ w_fc_weight_packed16,
+                  /* C, row pitch, alpha */ t_logits, 10u, 1.0f,
+                  /* bias, row and column strides, beta */ w_fc_bias, 0u, 1u, 1.0f,
+                  /* epilogue */ NULL);
     MLCC_PROFILE_END(7);
 
     /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */

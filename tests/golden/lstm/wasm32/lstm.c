@@ -89,13 +89,23 @@ int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .input_forget = false, .linear_before_reset = false,
         };
         /* input projections of all 5 steps: [steps x batch, gates] = X W^T + Wb */
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 10u, 24u, 4u, t_x, 4u, 1u, w_W_packed8,
-                      t_LSTM_0_gates_x, 24u, 1.0f, w_B, 0u, 1u, 1.0f, NULL);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                      /* m, n, k */ 10u, 24u, 4u,
+                      /* A, row and column strides */ t_x, 4u, 1u,
+                      /* packed B */ w_W_packed8,
+                      /* C, row pitch, alpha */ t_LSTM_0_gates_x, 24u, 1.0f,
+                      /* bias, row and column strides, beta */ w_B, 0u, 1u, 1.0f,
+                      /* epilogue */ NULL);
         mlcc_f32_rnn_init_state__reference(&cell0, NULL, 0u, t_y_h, 6u);
         mlcc_f32_rnn_init_state__reference(&cell0, NULL, 0u, t_y_c, 6u);
         for (size_t t = 0; t < 5u; ++t) {
-            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 2u, 24u, 6u, t_y_h, 6u, 1u, w_R_packed8,
-                          t_LSTM_0_gates, 24u, 1.0f, w_B + 24u, 0u, 1u, 1.0f, NULL);
+            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                          /* m, n, k */ 2u, 24u, 6u,
+                          /* A, row and column strides */ t_y_h, 6u, 1u,
+                          /* packed B */ w_R_packed8,
+                          /* C, row pitch, alpha */ t_LSTM_0_gates, 24u, 1.0f,
+                          /* bias, row and column strides, beta */ w_B + 24u, 0u, 1u, 1.0f,
+                          /* epilogue */ NULL);
             mlcc_f32_rnn_lstm_step__reference(&cell0, t, t_LSTM_0_gates_x + t * 48u, 24u, t_LSTM_0_gates,
                                            t_y_h, 6u, t_y_c, 6u,
                                            t_y + t * 24u, 6u);
@@ -110,13 +120,23 @@ int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
             .input_forget = false, .linear_before_reset = false,
         };
         /* input projections of all 5 steps: [steps x batch, gates] = X W^T + Wb */
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 10u, 24u, 4u, t_x, 4u, 1u, w_W_packed8 + 96u,
-                      t_LSTM_0_gates_x, 24u, 1.0f, w_B + 48u, 0u, 1u, 1.0f, NULL);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                      /* m, n, k */ 10u, 24u, 4u,
+                      /* A, row and column strides */ t_x, 4u, 1u,
+                      /* packed B */ w_W_packed8 + 96u,
+                      /* C, row pitch, alpha */ t_LSTM_0_gates_x, 24u, 1.0f,
+                      /* bias, row and column strides, beta */ w_B + 48u, 0u, 1u, 1.0f,
+                      /* epilogue */ NULL);
         mlcc_f32_rnn_init_state__reference(&cell1, NULL, 0u, t_y_h + 12u, 6u);
         mlcc_f32_rnn_init_state__reference(&cell1, NULL, 0u, t_y_c + 12u, 6u);
         for (size_t t = 5u; t-- > 0;) {
-            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 2u, 24u, 6u, t_y_h + 12u, 6u, 1u, w_R_packed8 + 144u,
-                          t_LSTM_0_gates, 24u, 1.0f, w_B + 72u, 0u, 1u, 1.0f, NULL);
+            mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                          /* m, n, k */ 2u, 24u, 6u,
+                          /* A, row and column strides */ t_y_h + 12u, 6u, 1u,
+                          /* packed B */ w_R_packed8 + 144u,
+                          /* C, row pitch, alpha */ t_LSTM_0_gates, 24u, 1.0f,
+                          /* bias, row and column strides, beta */ w_B + 72u, 0u, 1u, 1.0f,
+                          /* epilogue */ NULL);
             mlcc_f32_rnn_lstm_step__reference(&cell1, t, t_LSTM_0_gates_x + t * 48u, 24u, t_LSTM_0_gates,
                                            t_y_h + 12u, 6u, t_y_c + 12u, 6u,
                                            t_y + 12u + t * 24u, 6u);

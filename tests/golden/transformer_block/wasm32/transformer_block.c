@@ -98,29 +98,35 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
 
     /* 1. MatMul_1: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(1);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), 8u, 16u, 16u,
-                  t_h, 16u, 1u,
-                  w_wq_packed16,
-                  t_q, 16u, 1.0f,
-                  NULL, 0u, 0u, 1.0f, NULL);
+    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                  /* m, n, k */ 8u, 16u, 16u,
+                  /* A, row and column strides */ t_h, 16u, 1u,
+                  /* packed B */ w_wq_packed16,
+                  /* C, row pitch, alpha */ t_q, 16u, 1.0f,
+                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                  /* epilogue */ NULL);
     MLCC_PROFILE_END(1);
 
     /* 2. MatMul_2: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(2);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), 8u, 16u, 16u,
-                  t_h, 16u, 1u,
-                  w_wk_packed16,
-                  t_k, 16u, 1.0f,
-                  NULL, 0u, 0u, 1.0f, NULL);
+    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                  /* m, n, k */ 8u, 16u, 16u,
+                  /* A, row and column strides */ t_h, 16u, 1u,
+                  /* packed B */ w_wk_packed16,
+                  /* C, row pitch, alpha */ t_k, 16u, 1.0f,
+                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                  /* epilogue */ NULL);
     MLCC_PROFILE_END(2);
 
     /* 3. MatMul_3: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(3);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), 8u, 16u, 16u,
-                  t_h, 16u, 1u,
-                  w_wv_packed16,
-                  t_v, 16u, 1.0f,
-                  NULL, 0u, 0u, 1.0f, NULL);
+    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                  /* m, n, k */ 8u, 16u, 16u,
+                  /* A, row and column strides */ t_h, 16u, 1u,
+                  /* packed B */ w_wv_packed16,
+                  /* C, row pitch, alpha */ t_v, 16u, 1.0f,
+                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                  /* epilogue */ NULL);
     MLCC_PROFILE_END(3);
 
     /* 4. MatMul_8: FusedAttention  float32[1,8,16], float32[1,8,16], float32[1,8,16] -> float32[1,8,16] */
@@ -150,11 +156,13 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_NONE, 0.0f, 0.0f, t_x, 16u, 1u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), 8u, 16u, 16u,
-                      t_ctx, 16u, 1u,
-                      w_wo_packed16,
-                      t_r1, 16u, 1.0f,
-                      NULL, 0u, 0u, 1.0f, &epilogue);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                      /* m, n, k */ 8u, 16u, 16u,
+                      /* A, row and column strides */ t_ctx, 16u, 1u,
+                      /* packed B */ w_wo_packed16,
+                      /* C, row pitch, alpha */ t_r1, 16u, 1.0f,
+                      /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                      /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(5);
 
@@ -169,11 +177,13 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_GELU_ERF, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), 8u, 32u, 16u,
-                      t_h2, 16u, 1u,
-                      w_w1_packed8,
-                      t_g, 32u, 1.0f,
-                      w_b1, 0u, 1u, 1.0f, &epilogue);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                      /* m, n, k */ 8u, 32u, 16u,
+                      /* A, row and column strides */ t_h2, 16u, 1u,
+                      /* packed B */ w_w1_packed8,
+                      /* C, row pitch, alpha */ t_g, 32u, 1.0f,
+                      /* bias, row and column strides, beta */ w_b1, 0u, 1u, 1.0f,
+                      /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(7);
 
@@ -183,11 +193,13 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_NONE, 0.0f, 0.0f, t_r1, 16u, 1u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u), 8u, 16u, 32u,
-                      t_g, 32u, 1u,
-                      w_w2_packed16,
-                      t_y, 16u, 1.0f,
-                      w_b2, 0u, 1u, 1.0f, &epilogue);
+        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                      /* m, n, k */ 8u, 16u, 32u,
+                      /* A, row and column strides */ t_g, 32u, 1u,
+                      /* packed B */ w_w2_packed16,
+                      /* C, row pitch, alpha */ t_y, 16u, 1.0f,
+                      /* bias, row and column strides, beta */ w_b2, 0u, 1u, 1.0f,
+                      /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(8);
 
