@@ -16,6 +16,12 @@ def literal(value: int) -> str:
     return f"{int(value)}u"
 
 
+def sizes(values) -> str:
+    """Template filter: whole numbers as a comma-separated list of size_t literals (`1u, 28u, 28u`), for the
+    members of a size_t geometry struct (ptrdiff_t members, as f32-pool's, take plain numbers)."""
+    return ", ".join(literal(v) for v in values)
+
+
 def index(name: str, trips: int) -> str | int:
     """The loop variable `name`, or 0 when its loop runs once (the loop is then not written)."""
     return name if trips > 1 else 0

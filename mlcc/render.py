@@ -25,6 +25,7 @@ def environment() -> jinja2.Environment:
     env.filters["cstring"] = cnames.string_literal
     env.filters["loop"] = cexpr.loop
     env.filters["carg"] = cexpr.argument
+    env.filters["sizes"] = cexpr.sizes
     env.globals.update(offset=cexpr.offset, index=cexpr.index)
     return env
 
