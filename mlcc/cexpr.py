@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .cnames import float_literal
 
+
 def literal(value: int) -> str:
     """A size_t literal: `784u`."""
     return f"{int(value)}u"
