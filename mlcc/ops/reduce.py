@@ -1,5 +1,5 @@
 """The Reduce family (Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp): one table row each,
-rendered by templates/ops/reduce.c.j2.
+rendered by templates/ops/reduce_<form>.c.j2 (copy, fill, rows, columns: one template per form).
 
 Each row says how an element becomes a term (|x|, x*x, exp(x - peak)), how terms fold into the accumulator,
 and how the accumulator becomes the output (sqrt, log, the mean's division). The input's dims are split
@@ -189,14 +189,14 @@ def _make(op_type: str, row: Row) -> type[Op]:
             axes = reduced_axes(node, row)
             ctype = ctx.c_type(x)
             if axes is None and row.single_is_identity:
-                ctx.emit("ops/reduce.c.j2", form="copy", x=ctx.ptr(x), y=ctx.ptr(y), nbytes=x.nbytes)
+                ctx.emit("ops/reduce_copy.c.j2", x=ctx.ptr(x), y=ctx.ptr(y), nbytes=x.nbytes)
                 return
             if y.size == 0:
                 return
             common = dict(ctype=ctype, y=ctx.ptr(y), count=y.size)
             count = x.size // y.size
             if count == 0:  # reducing over an empty dim
-                ctx.emit("ops/reduce.c.j2", form="fill", empty=_empty_literal(row, x.dtype), **common)
+                ctx.emit("ops/reduce_fill.c.j2", empty=_empty_literal(row, x.dtype), **common)
                 return
             runs = _runs(x.shape, set(axes or []))
             if not any(reduced for _, reduced, _ in runs):
@@ -223,7 +223,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
             finish = row.finish(math, "acc", count_literal)
             finish_row = row.finish(math, "acc[i]", count_literal).replace("peak", "peak[i]")
             values = dict(
-                form="rows" if rows else "columns", kept=kept, red=red, inner=inner, blocked=blocked, chunk=chunk,
+                kept=kept, red=red, inner=inner, blocked=blocked, chunk=chunk,
                 src=_offset(ctx.ptr(x), _index([(k.var, s) for k, (_, s) in zip(kept, kept_runs)])),
                 out_index=_index([(k.var, s) for k, s in zip(kept, reversed(out_strides))]),
                 out_row=_offset(ctx.ptr(y), _index([(k.var, s) for k, s in zip(kept, reversed(out_strides))])),
@@ -235,7 +235,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 init=row.init, peak=row.peak, finish=finish, finish_row=finish_row,
                 **self.scratch_rows(ctx, rows, blocked, inner, x.dtype),
                 **common)
-            ctx.emit("ops/reduce.c.j2", **values)
+            ctx.emit("ops/reduce_rows.c.j2" if rows else "ops/reduce_columns.c.j2", **values)
 
     ReduceOp.op_type = op_type
     ReduceOp.__name__ = ReduceOp.__qualname__ = op_type
