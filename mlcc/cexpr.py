@@ -29,6 +29,8 @@ def index(name: str, trips: int) -> str | int:
 
 
 def _term(index: str | int, stride: int) -> str | None:
+    if isinstance(index, str) and index.isdigit():
+        index = int(index)
     if isinstance(index, int):
         return literal(index * stride) if index * stride else None
     if not stride:

@@ -102,7 +102,8 @@ class MatMul(Op):
             if a.dtype.kind not in "fiu":
                 raise UnsupportedError(f"MatMul on {a.dtype.name} is not supported", node.where())
             ctx.emit("ops/matmul_loops.c.j2", nest=loop_nest(out_batch, [a_batch, b_batch]), a=ctx.ptr(a), b=ctx.ptr(b),
-                     c=ctx.ptr(node.outputs[0]), ctype=ctx.c_type(a), m=m, n=n, k=k)
+                     c=ctx.ptr(node.outputs[0]), ctype=ctx.c_type(a), m=m, n=n, k=k,
+                     a_matrix=m * k, b_matrix=k * n, c_matrix=m * n)
             return
         b_logical = None
         if b.is_const:

@@ -13,7 +13,7 @@ from math import prod
 
 import numpy as np
 
-from .. import kernels
+from .. import cexpr, kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, Role, register_family
@@ -60,6 +60,8 @@ def _make(op_type: str, row: Row) -> type[Op]:
             outer, n, inner = softmax_view(node)
             if x.dtype == np.float64:
                 ctx.emit("ops/softmax_loops.c.j2", outer=outer, n=n, inner=inner, x=ctx.ptr(x), y=ctx.ptr(y),
+                         row=n * inner, o=cexpr.index("o", outer), i=cexpr.index("i", inner),
+                         at=cexpr.offset(None, ("j", inner)),
                          ctype="double", exp="exp", log="log", log_softmax=op_type == "LogSoftmax")
                 return
             if x.dtype != np.float32:
