@@ -7,6 +7,7 @@ by mlcc for each target and compared with onnxruntime on the same inputs.
     python -m benchmarks.sweep.hf_models --only bert,gpt2 --exporters legacy --targets host
     python -m benchmarks.sweep.hf_models --markdown benchmarks/results/hf_sweep.md
     python -m benchmarks.sweep.hf_models --exporters dynamo-unoptimized --only bert,llama --targets host
+    python -m benchmarks.sweep.hf_models --exporters legacy --opset 11 --attention eager --dynamic --targets host
 
 Needs `pip install -e '.[hf]'` (the CPU torch wheel, onnxscript for the dynamo exporter, transformers: it does
 not require torch, so pip leaves the CPU wheel alone). Every config is tiny (hidden 32, 2 layers, 2 heads) and
@@ -51,6 +52,14 @@ class Case:
     make: Callable  # () -> (torch module in eval mode, {input name: numpy array})
     wasm: bool = False  # also built and run for wasm32
     fast: bool = False  # in the CI subset
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """How every case is exported, beyond the exporter: the defaults are what a user gets today."""
+    opset: int = OPSET  # the legacy exporter's (below 14 needs attention="eager": SDPA has no older form)
+    attention: str | None = None  # transformers' attn_implementation; None: its default (sdpa)
+    dynamic: bool = False  # legacy: batch (and a text input's sequence) exported as named dims, set at build
 
 
 @dataclass
@@ -177,12 +186,15 @@ class _FirstOutput:
         return Wrapper().eval()
 
 
-def export(case: Case, exporter: str, path: Path) -> dict[str, np.ndarray]:
-    """Exports the case's model to `path` at fixed shapes; returns its inputs."""
+def export(case: Case, exporter: str, path: Path, options: ExportOptions = ExportOptions()) -> dict[str, np.ndarray]:
+    """Exports the case's model to `path` (at fixed shapes unless options.dynamic); returns its inputs."""
     import torch
 
     model, feeds = case.make()
+    if options.attention:
+        model.set_attn_implementation(options.attention)
     names = list(feeds)
+    dynamic = {name: {0: "batch", **({1: "seq"} if value.dtype.kind == "i" else {})} for name, value in feeds.items()}
     wrapped = _FirstOutput(model, names)
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     quiet = io.StringIO()
@@ -191,10 +203,11 @@ def export(case: Case, exporter: str, path: Path) -> dict[str, np.ndarray]:
         warnings.simplefilter("ignore")
         if exporter == "legacy":
             torch.onnx.export(wrapped, args, str(path), input_names=names, output_names=["output"],
-                              opset_version=OPSET, dynamo=False)
+                              opset_version=options.opset, dynamo=False,
+                              dynamic_axes=dynamic if options.dynamic else None)
         else:
             torch.onnx.export(wrapped, args, str(path), input_names=names, output_names=["output"],
-                              opset_version=max(OPSET, 18), dynamo=True, external_data=False,
+                              opset_version=max(options.opset, 18), dynamo=True, external_data=False,
                               optimize=exporter == "dynamo")
     return feeds
 
@@ -211,7 +224,8 @@ def _mlcc_error():
     return MlccError
 
 
-def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[Result]:
+def run_case(case: Case, exporter: str, targets: list[str], work: Path,
+             options: ExportOptions = ExportOptions()) -> list[Result]:
     """Export with one exporter, build for each target, run, compare; one Result per target."""
     import onnx
 
@@ -222,7 +236,7 @@ def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[
     results = [Result(case.name, exporter, t) for t in targets]
     path = work / f"{case.name}-{exporter}.onnx"
     try:
-        feeds = export(case, exporter, path)
+        feeds = export(case, exporter, path, options)
     except ImportError as exc:
         for r in results:
             r.reason = f"not installed: {exc.name or exc}"
@@ -236,6 +250,8 @@ def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[
     declared = {i.name for i in model.graph.input}
     feeds = {k: v for k, v in feeds.items() if k in declared}  # an exporter may drop an input it never reads
     names = [o.name for o in model.graph.output]
+    dims = {d.dim_param: feeds[i.name].shape[axis] for i in model.graph.input if i.name in feeds
+            for axis, d in enumerate(i.type.tensor_type.shape.dim) if d.dim_param}  # the inputs' own sizes
     try:
         expected, _ = reference_outputs(model, feeds, names)
     except Exception as exc:
@@ -246,7 +262,8 @@ def run_case(case: Case, exporter: str, targets: list[str], work: Path) -> list[
         r.ops = ops
         start = time.perf_counter()
         try:
-            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}"))
+            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}",
+                                                  dims=dims))
             r.build_seconds = time.perf_counter() - start
             got = runners.load(out_dir).run(feeds)
         except Exception as exc:
@@ -299,13 +316,14 @@ def select(fast: bool = False, only: list[str] | None = None) -> list[Case]:
     return [c for c in cases if c.fast] if fast else cases
 
 
-def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, progress=None) -> list[Result]:
+def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, progress=None,
+          options: ExportOptions = ExportOptions()) -> list[Result]:
     results = []
     for case in cases:
         wanted = [t for t in targets if t == "host" or case.wasm]
         for exporter in exporters:
             try:
-                got = run_case(case, exporter, wanted, work)
+                got = run_case(case, exporter, wanted, work, options)
             except Exception:  # a bug in the sweep itself: keep going, say where
                 got = [Result(case.name, exporter, t, status="sweep error",
                               reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
@@ -322,6 +340,10 @@ def main(argv: list[str] | None = None) -> int:
                                                            "them [host,wasm32]")
     p.add_argument("--exporters", default=",".join(EXPORTERS),
                    help=f"any of {', '.join(ALL_EXPORTERS)} [{','.join(EXPORTERS)}]")
+    p.add_argument("--opset", type=int, default=OPSET, help=f"the legacy exporter's opset [{OPSET}]")
+    p.add_argument("--attention", help="transformers' attn_implementation, e.g. eager [its default, sdpa]")
+    p.add_argument("--dynamic", action="store_true", help="legacy: export batch and sequence as named dims, "
+                                                           "set at build time with --dim")
     p.add_argument("--fast", action="store_true", help="only the CI subset")
     p.add_argument("--only", help="comma-separated case names")
     p.add_argument("--markdown", type=Path, help="also write the table here")
@@ -336,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         results = sweep(cases, exporters, targets, work,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+                        progress=lambda line: print(line, file=sys.stderr, flush=True),
+                        options=ExportOptions(args.opset, args.attention, args.dynamic))
     text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {_versions()}\n"
     print(text)
     if args.markdown:
