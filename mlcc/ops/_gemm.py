@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import kernels
+from .. import cexpr, kernels
 from ..ir import Value
 from ..targets import Target
 
@@ -213,14 +213,14 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
     """
     tile = tile_for(ctx.target, n)
     ctx.use_kernels("f32-gemm")
-    index = (lambda i: nest.operand_index[i]) if nest else (lambda i: "0")
+    index = (lambda i: nest.operand_index[i]) if nest else (lambda i: 0)
 
-    def at(ptr: str, idx: str, stride: int) -> str:
-        return ptr if idx == "0" or stride == 0 else f"{ptr} + ({idx}) * {stride}u"
+    def at(ptr: str, idx: str | int, stride: int) -> str:
+        return cexpr.offset(ptr, (idx, stride))
 
     values = dict(config=tile.config, m=m, n=n, k=k, nr=tile.nr, nest=nest,
                   a=at(ctx.ptr(a.value), index(0), a.batch_stride), a_rs=a.rs, a_cs=a.cs,
-                  c=at(ctx.ptr(out), nest.out_index if nest else "0", m * n), ldc=n,
+                  c=at(ctx.ptr(out), nest.out_index if nest else 0, m * n), ldc=n,
                   bias="NULL", bias_rs=0, bias_cs=0, beta=beta, alpha=alpha)
     if bias is not None and beta != 0.0:
         values.update(bias=ctx.ptr(bias), bias_rs=bias_rs, bias_cs=bias_cs)
@@ -232,14 +232,11 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
         nc = chunk_columns(k, n, tile.nr, budget=scratch_budget(ctx.target))
         values.update(packed=None, nc=nc, scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "packed_b"),
                       b=at(ctx.ptr(b.value), index(1), b.batch_stride), b_rs=b.rs, b_cs=b.cs,
-                      bias_chunk=values["bias"] if values["bias"] == "NULL" or values["bias_cs"] == 0
-                      else f"{values['bias']} + j0 * {values['bias_cs']}u")
+                      bias_chunk=values["bias"] if values["bias"] == "NULL"
+                      else cexpr.offset(values["bias"], ("j0", values["bias_cs"])))
     epi = None
     if epilogue is not None:
-        out_index = nest.out_index if nest else "0"
-        offsets = [f"({out_index}) * {epilogue.residual_batch_stride}u"
-                   if out_index != "0" and epilogue.residual_batch_stride else ""]
-        if b_logical is None and epilogue.residual_cs:
-            offsets.append(f"j0 * {epilogue.residual_cs}u")
-        epi = epilogue.fields(ctx, " + ".join(o for o in offsets if o) or None)
+        out_index = nest.out_index if nest else 0
+        epi = epilogue.fields(ctx, cexpr.offset(None, (out_index, epilogue.residual_batch_stride),
+                                                ("j0", epilogue.residual_cs if b_logical is None else 0)))
     ctx.emit("ops/gemm.c.j2", epilogue=epi, **values)
