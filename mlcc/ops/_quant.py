@@ -219,7 +219,8 @@ def emit_qconv(node: Node, ctx, q: QConv) -> None:
         raise UnsupportedError(f"{node.op_type} bias {q.bias.type_str()} (int32, one per output channel)", node.where())
     ctx.emit("ops/qconv.c.j2", x=ctx.ptr(x), w=ctx.ptr(w), y=ctx.ptr(y), x_type=ctx.c_type(x), w_type=ctx.c_type(w),
              y_type=ctx.c_type(y), batch=x.shape[0], groups=groups, group_in=x.shape[1] // groups,
-             group_out=out_channels // groups, in_size=geo.in_size, out_size=geo.out_size, taps=geo.taps, **fields,
+             group_out=out_channels // groups, in_channels=x.shape[1], out_channels=out_channels,
+             w_channel=x.shape[1] // groups * geo.taps, in_size=geo.in_size, out_size=geo.out_size, taps=geo.taps, **fields,
              x_zero=scalar_or(node, q.x_zero, 1, "0", ctx, "x_zero_point"),
              w_zero=scalar_or(node, q.w_zero, out_channels, "oc", ctx, "w_zero_point"),
              bias=f"{ctx.ptr(q.bias)}[oc]" if q.bias is not None else "0", store=store)
