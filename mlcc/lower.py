@@ -132,18 +132,21 @@ class LowerContext:
             self.step.constants.append(value)
         return self.ptr(value)
 
-    def prepared(self, value: Value, template: str, **values: Any) -> str:
+    def prepared(self, value: Value, template: str, sources: dict[str, Value], **values: Any) -> str:
         """A constant computed at load time rather than stored: `template` renders the C that writes it
-        (named `into`) from what the weights blob holds (e.g. the model's own kernel, through ctx.ptr), once
-        per arena, into the arena's prepared region. Interned by content like ctx.constant; returns its C
-        identifier, which steps read like a constant's."""
+        (named `into`) from `sources` (constants the weights blob holds, interned by content through
+        ctx.constant: e.g. the model's own kernel, each passed to the template by its C identifier), once per
+        arena, into the arena's prepared region.
+        Interned by content like ctx.constant (then the sources are not named: the blob need not hold them
+        for this step); returns its C identifier, which steps read like a constant's."""
         assert self.step is not None and value.is_const
         data = np.ascontiguousarray(value.data, dtype=value.dtype)
         key = ("prepared", data.dtype.str, data.shape, hashlib.sha256(data.tobytes()).digest())
         known = self._constants.get(key)
         if known is None:
             self._constants[key] = value
-            code, _ = render_step(template, into=self._name(value), **values)
+            named = {param: self.constant(source) for param, source in sources.items()}
+            code, _ = render_step(template, into=self._name(value), **named, **values)
             self.preparations.append(Preparation(value, code.strip("\n")))
         else:
             value = known

@@ -106,7 +106,7 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     u_value = packed_constant(w, transformed_weights(w.data, groups, stride), tile.nr,
                               "winograd" if stride == 1 else "winograd_phases")
     if prepared_at_load(ctx.target) and w.dtype == np.float32:
-        u = ctx.prepared(u_value, "ops/winograd_weights.c.j2", w=ctx.ptr(w), groups=groups,
+        u = ctx.prepared(u_value, "ops/winograd_weights.c.j2", {"w": w}, groups=groups,
                          out_channels=out_channels, in_channels=w.shape[1], kernel=geo.kernel[0], stride=stride,
                          nr=tile.nr)
     else:

@@ -66,7 +66,7 @@ class MemoryPlan:
     buffers: list[Buffer]
     arena_bytes: int
     lower_bound_bytes: int
-    intermediates_bytes: int  # sum of all intermediate tensors: the arena without sharing
+    intermediates_bytes: int  # sum of all intermediate tensors (and the prepared region): the arena without sharing
     peak_step: int
     peak_values: list[str]  # the largest live set: root buffers live at peak_step
     aliases: list[Alias] = field(default_factory=list)
@@ -189,7 +189,7 @@ def plan_memory(program: Program) -> MemoryPlan:
         buffers=sorted(best.buffers, key=lambda b: (b.first, b.value.name)),
         arena_bytes=best.arena + prepared_bytes,
         lower_bound_bytes=best.lower_bound + prepared_bytes,
-        intermediates_bytes=sum(_aligned(v.nbytes) for v in intermediates.values()),
+        intermediates_bytes=sum(_aligned(v.nbytes) for v in intermediates.values()) + prepared_bytes,
         peak_step=best.peak_step,
         peak_values=[b.value.name for b in best.peak],
         peak_bytes=[b.size for b in best.peak],

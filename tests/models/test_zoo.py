@@ -27,13 +27,16 @@ ARENA_CEILING = {
 }
 # Weights ceilings (bytes) per build target whose weights are the same on every machine: measured when packed
 # weights were interned (one packed form per tensor and packing, stored once whoever reads it), plus 5%.
+# resnet50 and inception_v2 since wasm32 prepares Winograd's weights at load: the shipped fills make each
+# stage's 3x3 kernels equal, so a stride-2 one's im2col pack and the stride-1 ones' kernel (as the model has
+# it, for the load-time transform) are two forms of one content, where all were one pack before.
 WEIGHTS_CEILING = {
     "wasm32": {
         "bvlc_alexnet": 256_036_864,
         "densenet121": 16_228_352,
         "inception_v1": 25_427_968,
-        "inception_v2": 28_893_184,
-        "resnet50": 48_463_872,
+        "inception_v2": 31_639_232,
+        "resnet50": 61_467_584,
         "shufflenet": 2_826_240,
         "squeezenet": 3_895_296,
         "vgg19": 538_959_872,
@@ -61,7 +64,9 @@ def test_zoo_as_shipped(zoo_model, target, tmp_path):
         result = compare(got[out], expected, zoo.SHIPPED_RTOL.get(name, 1e-3), zoo.SHIPPED_ATOL)
         assert result.ok, f"{name} {out}: max abs {result.max_abs:.3g}, max rel {result.max_rel:.3g}"
     assert report["arena_bytes"] < report["intermediates_bytes"]
-    assert report["arena_bytes"] <= ARENA_CEILING[name], f"{name}: arena grew to {report['arena_bytes']:,} B"
+    # the weights prepared at load time (wasm32's Winograd) lead the arena; the ceiling is the plan's
+    planned = report["arena_bytes"] - report["optimized_for"]["prepared_at_load_bytes"]
+    assert planned <= ARENA_CEILING[name], f"{name}: arena grew to {planned:,} B"
     assert report["arena_bytes"] <= ARENA_OVER_BOUND * report["arena_lower_bound_bytes"]
     assert "ConstantOfShape" not in report["ops"], "weights must fold into constants"
     ceiling = WEIGHTS_CEILING.get(split_target(target)[0], {}).get(name)

@@ -89,6 +89,23 @@ def test_winograd_weights_prepared_at_load(x_shape, w_shape, attrs, target, tmp_
     assert "mlcc_f32_winograd_transform_weights(" in source
 
 
+def test_equal_kernels_prepared_once(target, tmp_path):
+    """Two convolutions whose kernels are equal (two tensors, one content: the zoo's shipped fills) share
+    one prepared transform, and the blob holds only the kernel its preparation reads (an unused second one
+    was an unused variable, which -Werror refuses)."""
+    w = weights(16, 16, 3, 3, seed=1)
+    inits = {"wa": w, "wb": w.copy()}
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["a", "wb"], ["y"], pads=[1, 1, 1, 1])]
+    x = rand(1, 16, 17, 19)
+    report = check_model(_graph(nodes, (1, 16, 17, 19), inits), {"x": x}, target, tmp_path, rtol=1e-4, atol=1e-4,
+                         **model_weights(target))
+    assert uses_winograd(tmp_path, 2)
+    source = next(tmp_path.glob("out-*/*.c")).read_text()
+    assert source.count("mlcc_f32_winograd_transform_weights(") == 1
+    assert report["weights_bytes"] == w.nbytes  # one kernel, 64-byte aligned already
+
+
 def test_prepared_weights_reused_on_an_arena_and_made_on_another(target, tmp_path):
     """Two runs on one arena (the second finds the marker and reuses the prepared weights) and one on a
     second arena (which prepares its own), each against onnxruntime. On host, where the test can reach the

@@ -3,7 +3,7 @@
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   wasm32 (WebAssembly (WASI reactor, no imports) with SIMD128)
  * compile:  zig cc -target wasm32-wasi -msimd128 -mexec-model=reactor -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c conv_net.c
- * arena:    92608 bytes (111808 if no tensor shared memory)
+ * arena:    92608 bytes (130304 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
  * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
  *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
