@@ -3,7 +3,8 @@
  * Each transcendental function reduces its argument to a small interval (by ln 2, pi/2 or a binade) and
  * evaluates a Taylor polynomial there, or a least-squares fit where Taylor converges too slowly (erf);
  * reduction constants are split in parts so the products with the quotient are exact. Float arithmetic only
- * (a single-precision FPU suffices), except powf, which works in double (math-double.c).
+ * (a single-precision FPU suffices), except powf, which works in double (math-double.c); sin, cos and tan
+ * reduce huge arguments by Payne-Hanek in integers.
  */
 #include <stdint.h>
 
@@ -302,7 +303,51 @@ float mlcc_log1pf(float x)
     return mlcc_logf(u) + c;
 }
 
-/* x = n pi/2 + r, |r| <= ~pi/4; returns n mod 4. Float parts for small n, double parts beyond. */
+/* 2/pi in 32-bit words, after one word of zeros so the window for |x| >= 2^-11 * 2^24 starts inside. */
+static const uint32_t two_over_pi[] = {
+    0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
+};
+
+/* High 64 bits of a * b, from 32-bit halves (integer arithmetic only). */
+static uint64_t mul_high64(uint64_t a, uint64_t b)
+{
+    const uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    const uint64_t t = a0 * b0, u = a1 * b0 + (t >> 32), v = a0 * b1 + (uint32_t)u;
+    return a1 * b1 + (u >> 32) + (v >> 32);
+}
+
+/* Payne-Hanek in integers (used for |x| >= 6000): with x = m 2^e (m the 24-bit significand), the bits of 2/pi
+ * worth more than 4 / (m 2^e) only add multiples of 4 to x 2/pi and are skipped; 96 bits after them give
+ * x 2/pi mod 4 in Q94, exact to 2^-70, of which the top 64 bits are kept (Q62). */
+static int reduce_pio2_large(float x, float *r)
+{
+    const uint32_t u = bits_of(x) & 0x7fffffffu;
+    const uint64_t m = (u & 0x7fffffu) | 0x800000u;
+    const int skip = (int)(u >> 23) - 150 - 2 + 32;  /* >= 19 for |x| >= 6000 */
+    const int w = skip >> 5, sh = skip & 31;
+    uint32_t win[3];
+    for (int i = 0; i < 3; ++i)
+        win[i] = sh == 0 ? two_over_pi[w + i]
+                         : (two_over_pi[w + i] << sh) | (w + i + 1 < 8 ? two_over_pi[w + i + 1] >> (32 - sh) : 0u);
+    const uint64_t lo = m * win[2], mid = m * win[1] + (lo >> 32);
+    const uint32_t top = (uint32_t)(m * win[0]) + (uint32_t)(mid >> 32);
+    const uint64_t q62 = ((uint64_t)top << 32) | (uint32_t)mid;       /* x 2/pi mod 4, Q62 */
+    const uint64_t n = (q62 + ((uint64_t)1 << 61)) >> 62;               /* nearest, mod 4 below */
+    const int64_t frac = (int64_t)(q62 - (n << 62));                    /* in [-1/2, 1/2), Q62 */
+    const uint64_t mag = (uint64_t)(frac < 0 ? -frac : frac);
+    const int64_t rq60 = (int64_t)mul_high64(mag, 0x6487ed5110b4611aull);  /* times pi/2 (Q62): Q60 */
+    const float rf = (float)rq60 * 0x1p-60f;                             /* one rounding */
+    const int quadrant = (int)(n & 3);
+    if (x < 0.0f) {
+        *r = frac < 0 ? rf : -rf;
+        return (4 - quadrant) & 3;
+    }
+    *r = frac < 0 ? -rf : rf;
+    return quadrant;
+}
+
+/* x = n pi/2 + r, |r| <= ~pi/4; returns n mod 4. Cody-Waite with three float parts of pi/2 for small n,
+ * Payne-Hanek in integers beyond. */
 static int reduce_pio2(float x, float *r)
 {
     if (mlcc_fabsf(x) <= PIO4_HI) {
@@ -314,9 +359,7 @@ static int reduce_pio2(float x, float *r)
         *r = ((x - n * 0x1.922p+0f) - n * (-0x1.2aep-18f)) - n * (-0x1.de973ep-31f);
         return (int)((int32_t)n & 3);
     }
-    const double n = mlcc_rint((double)x * 0x1.45f306dc9c883p-1);
-    *r = (float)((((double)x - n * 0x1.921fb544p+0) - n * 0x1.0b4611a6p-34) - n * 0x1.3198a2e037073p-69);
-    return (int)((int64_t)mlcc_fmod(n, 4.0) & 3);  /* n may pass int64's range */
+    return reduce_pio2_large(x, r);
 }
 
 /* sin and cos on |r| <= pi/4 (Taylor to degrees 9 and 10). */
