@@ -8,13 +8,10 @@ intermediate tensor is written.
 
 from __future__ import annotations
 
-import re
-
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, lookup, register
 from ._broadcast import loop_nest
-from .elementwise import uses_vmath
 
 
 def members(node: Node) -> list[Node]:
@@ -42,28 +39,23 @@ class FusedElementwise(Op):
         out = node.outputs[0]
         nest = loop_nest(out.shape, [v.shape for v in node.inputs])
         local = {id(v): f"x{i}" for i, v in enumerate(node.inputs)}
-        temps = []
+        temps, read_locals, inline_math = [], set(), False
         for j, member in enumerate(members(node)):
             op = lookup(member.op_type, member.domain)
             if not op.fusable(member):
                 raise UnsupportedError("a fused elementwise member does not fit its loop", member.where())
-            body = op.body(member)
             operands = [v for v in member.inputs if v is not None]
-            names = {f"a{k}": local[id(v)] for k, v in enumerate(operands)}
-            names.update({name: f"m{j}_{name}" for name, _ in body.temps})
-            pattern = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b")
-
-            def rename(code: str) -> str:
-                return pattern.sub(lambda m: names[m[1]], code)
-
-            temps += [(ctx.c_type(operands[0]), names[name], rename(expr)) for name, expr in body.temps]
-            temps.append((ctx.c_type(member.outputs[0]), f"v{j}", rename(body.expr)))
+            names = [local[id(v)] for v in operands]
+            body = op.body(member, names, temp_prefix=f"m{j}_")  # members' temps stay apart
+            read_locals.update(names[k] for k in body.reads)
+            inline_math |= body.inline_math
+            temps += [(ctx.c_type(operands[0]), name, expr) for name, expr in body.temps]
+            temps.append((ctx.c_type(member.outputs[0]), f"v{j}", body.expr))
             local[id(member.outputs[0])] = f"v{j}"
         *temps, (_, _, expr) = temps
-        code = " ".join([expr, *(e for _, _, e in temps)])
-        if uses_vmath(code):
+        if inline_math:
             ctx.use_kernels("f32-vmath")
-        read = [bool(re.search(rf"\bx{i}\b", code)) for i in range(len(node.inputs))]
+        read = [f"x{i}" in read_locals for i in range(len(node.inputs))]
         loads = [(ctx.c_type(v), f"x{i}", f"{ctx.ptr(v)}[{nest.operand_index[i]}]")
                  for i, v in enumerate(node.inputs) if read[i]]
         ctx.emit("ops/elementwise.c.j2", nest=nest, loads=loads, temps=temps, expr=expr,
