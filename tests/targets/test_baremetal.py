@@ -262,6 +262,25 @@ def test_cortex_m_library_needs_only_the_compiler_runtime(target, tmp_path):
     assert report["code_bytes"]["static_library"] == size["code_bytes"]
 
 
+@pytest.mark.skipif(subprocess.run(["which", "llvm-nm"], capture_output=True).returncode != 0, reason="needs llvm-nm")
+def test_float_math_links_no_soft_double_on_a_single_precision_fpu(tmp_path):
+    """Issue 22: a float32 model's Sin, Cos and Pow on Cortex-M4F (FPU single precision only) must not pull
+    in the compiler runtime's software double arithmetic (__aeabi_d*) into the linked image."""
+    x, e = (onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [4]) for n in ("x", "e"))
+    z = onnx.helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [4])
+    nodes = [onnx.helper.make_node("Sin", ["x"], ["s"]), onnx.helper.make_node("Cos", ["s"], ["c"]),
+             onnx.helper.make_node("Pow", ["c", "e"], ["z"])]
+    model = onnx.helper.make_model(onnx.helper.make_graph(nodes, "trig_pow", [x, e], [z]),
+                                   opset_imports=[onnx.helper.make_opsetid("", 17)])
+    path = tmp_path / "trig_pow.onnx"
+    onnx.save(model, str(path))
+    out_dir, report = build(path, BuildOptions(target="cortex-m4", out_dir=tmp_path / "out"))
+    elf = out_dir / report["artifacts"]["firmware"]
+    symbols = subprocess.run(["llvm-nm", str(elf)], capture_output=True, text=True, check=True).stdout.split()
+    assert {"mlcc_sinf", "mlcc_cosf", "mlcc_powf"} <= set(symbols)  # the math is linked in, not elided
+    assert [s for s in symbols if s.startswith("__aeabi_d")] == []
+
+
 def test_firmware_sample_runs_on_the_board_and_prints_its_class(tmp_path):
     result = subprocess.run(["bash", str(ROOT / "samples" / "firmware" / "build.sh"), str(tmp_path)],
                             capture_output=True, text=True, env={**os.environ, "PYTHON": sys.executable})

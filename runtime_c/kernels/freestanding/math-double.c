@@ -1,5 +1,5 @@
-/* Double-precision math for targets without a C library (accuracy in mlcc/math.h), and powf, computed in
- * double so the error of log x is not multiplied by y. Same methods as math.c with longer polynomials.
+/* Double-precision math for targets without a C library (accuracy in mlcc/math.h), for models that ask for
+ * float64: float math never calls it (math.c). Same methods as math.c with longer polynomials.
  * On a single-precision FPU (Cortex-M4F) the compiler runtime (libgcc or compiler-rt) does the double
  * arithmetic in software.
  */
@@ -350,34 +350,4 @@ double mlcc_tanh(double x)
         return x;
     }
     return mlcc_copysign(r, x);
-}
-
-/* 1 when y is an odd whole number, 0 when even, -1 when not whole (y finite). */
-static int parity(float y)
-{
-    if (mlcc_fabsf(y) >= 0x1p24f) return 0;
-    if (mlcc_truncf(y) != y) return -1;
-    return (int)((int32_t)y & 1);
-}
-
-/* Special cases as C99 Annex F; the rest is e^(y log|x|) in double, whose error stays far below a float's
- * ulp for every finite float result. */
-float mlcc_powf(float x, float y)
-{
-    const float inf = __builtin_inff();
-    if (y == 0.0f || x == 1.0f) return 1.0f;
-    if (x != x || y != y) return x + y;
-    const float ax = mlcc_fabsf(x), ay = mlcc_fabsf(y);
-    if (ay == inf) {
-        if (ax == 1.0f) return 1.0f;
-        return (ax > 1.0f) == (y > 0.0f) ? inf : 0.0f;
-    }
-    const int odd = parity(y);
-    if (x == 0.0f || ax == inf) {
-        const float big = (x == 0.0f) == (y < 0.0f) ? inf : 0.0f;  /* 0^-y and inf^y are infinite */
-        return odd == 1 ? mlcc_copysignf(big, x) : big;
-    }
-    if (x < 0.0f && odd < 0) return __builtin_nanf("");
-    const float r = (float)mlcc_exp((double)y * mlcc_log((double)ax));
-    return x < 0.0f && odd == 1 ? -r : r;
 }

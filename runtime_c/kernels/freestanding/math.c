@@ -3,8 +3,8 @@
  * Each transcendental function reduces its argument to a small interval (by ln 2, pi/2 or a binade) and
  * evaluates a Taylor polynomial there, or a least-squares fit where Taylor converges too slowly (erf);
  * reduction constants are split in parts so the products with the quotient are exact. Float arithmetic only
- * (a single-precision FPU suffices), except powf, which works in double (math-double.c); sin, cos and tan
- * reduce huge arguments by Payne-Hanek in integers.
+ * (a single-precision FPU suffices): powf carries y log x in double-float; sin, cos and tan reduce huge
+ * arguments by Payne-Hanek in integers.
  */
 #include <stdint.h>
 
@@ -564,4 +564,119 @@ float mlcc_erff(float x)
         r = 1.0f;
     }
     return mlcc_copysignf(r, x);
+}
+
+/* Double-float arithmetic (a value as hi + lo), exact by Dekker's and Knuth's algorithms. Each step is its
+ * own statement so that no FMA contraction can change a rounding the algorithm depends on. */
+typedef struct { float hi, lo; } float2;
+
+static float2 two_sum(float a, float b)
+{
+    const float s = a + b;
+    const float bb = s - a;
+    const float e = (a - (s - bb)) + (b - bb);
+    return (float2){s, e};
+}
+
+static float2 two_prod(float a, float b)  /* |a|, |b| < 2^100 */
+{
+    const float p = a * b;
+    const float ca = 4097.0f * a, cb = 4097.0f * b;
+    const float ah = ca - (ca - a), bh = cb - (cb - b);
+    const float al = a - ah, bl = b - bh;
+    const float e1 = ah * bh - p;
+    const float e2 = e1 + ah * bl;
+    const float e3 = e2 + al * bh;
+    return (float2){p, e3 + al * bl};
+}
+
+/* 1/c (9 bits, so r = z/c - 1 stays below 2^-5) and -log(1/c) as hi + lo, for z in 16 slices of
+ * [0x1.66p-1, 0x1.66p+0); the slice holding 1 has c = 1 so log x near 1 keeps its relative accuracy. */
+static const struct { float invc, logc_hi, logc_lo; } log_table[16] = {
+    {0x1.6600000000000p+0f, -0x1.5767720000000p-2f, 0x1.1754b20000000p-27f},
+    {0x1.5700000000000p+0f, -0x1.2b93040000000p-2f, 0x1.51d8b60000000p-28f},
+    {0x1.4980000000000p+0f, -0x1.0274dc0000000p-2f, -0x1.6c23300000000p-30f},
+    {0x1.3c80000000000p+0f, -0x1.b2797e0000000p-3f, -0x1.c8c6420000000p-28f},
+    {0x1.3100000000000p+0f, -0x1.66acd40000000p-3f, -0x1.3956a80000000p-30f},
+    {0x1.2600000000000p+0f, -0x1.1b72ae0000000p-3f, 0x1.5a130c0000000p-28f},
+    {0x1.1b80000000000p+0f, -0x1.a1ef1e0000000p-4f, 0x1.fe78ca0000000p-30f},
+    {0x1.1200000000000p+0f, -0x1.16536e0000000p-4f, -0x1.d46f5c0000000p-29f},
+    {0x1.0980000000000p+0f, -0x1.2a7ec20000000p-5f, -0x1.0a743a0000000p-32f},
+    {0x1.0000000000000p+0f, 0.0f, 0.0f},
+    {0x1.e500000000000p-1f, 0x1.bbcec00000000p-5f, -0x1.cb85f00000000p-32f},
+    {0x1.ca00000000000p-1f, 0x1.c885800000000p-4f, 0x1.bc4b240000000p-32f},
+    {0x1.b200000000000p-1f, 0x1.527e5e0000000p-3f, 0x1.286d640000000p-29f},
+    {0x1.9c00000000000p-1f, 0x1.bd08740000000p-3f, -0x1.f109d40000000p-29f},
+    {0x1.8800000000000p-1f, 0x1.1178e80000000p-2f, 0x1.13f23e0000000p-29f},
+    {0x1.7600000000000p-1f, 0x1.419b420000000p-2f, 0x1.eaf4640000000p-29f},
+};
+
+/* log x (x positive, finite) as hi + lo with relative error near 2^-34. */
+static float2 log_double_float(float x)
+{
+    int k = 0;
+    uint32_t u = bits_of(x);
+    if (u < 0x00800000u) {  /* subnormal */
+        u = bits_of(x * 0x1p25f);
+        k = -25;
+    }
+    const uint32_t off = u - 0x3f330000u;
+    const int i = (int)((off >> 19) & 15);
+    k += (int32_t)off >> 23;
+    const float z = float_of(u - (off & 0xff800000u));
+    const float2 p = two_prod(z, log_table[i].invc);
+    const float r = p.hi - 1.0f;  /* exact: p.hi is within 2^-5 of 1; log(p.hi + p.lo) = log(1 + r) + p.lo / p.hi */
+    const float2 r2 = two_prod(r, r);  /* -r^2 / 2 joins the high sum: rounding it would cost 2^-35 */
+    const float tail = r2.hi * r * (1.0f / 3 + r * (-0.25f + r * (0.2f + r * (-1.0f / 6 + r * (1.0f / 7)))));
+    const float2 a = two_sum((float)k * LN2_HI, log_table[i].logc_hi);  /* k LN2_HI is exact */
+    const float2 b = two_sum(a.hi, r);
+    const float2 c = two_sum(b.hi, -0.5f * r2.hi);
+    const float lo = ((a.lo + b.lo) + c.lo) + ((float)k * LN2_LO + log_table[i].logc_lo) +
+                     ((p.lo / p.hi - 0.5f * r2.lo) + tail);
+    return two_sum(c.hi, lo);
+}
+
+/* 1 when y is an odd whole number, 0 when even, -1 when not whole (y finite). */
+static int parity(float y)
+{
+    if (mlcc_fabsf(y) >= 0x1p24f) return 0;
+    if (mlcc_truncf(y) != y) return -1;
+    return (int)((int32_t)y & 1);
+}
+
+/* Special cases as C99 Annex F; the rest is e^(y log|x|) with y log|x| in double-float, so the error of
+ * log x is not multiplied by y, and e^(a + b) = e^a (1 + b) for the low part. Float arithmetic only. */
+float mlcc_powf(float x, float y)
+{
+    const float inf = __builtin_inff();
+    if (y == 0.0f || x == 1.0f) return 1.0f;
+    if (x != x || y != y) return x + y;
+    const float ax = mlcc_fabsf(x), ay = mlcc_fabsf(y);
+    if (ay == inf) {
+        if (ax == 1.0f) return 1.0f;
+        return (ax > 1.0f) == (y > 0.0f) ? inf : 0.0f;
+    }
+    const int odd = parity(y);
+    if (x == 0.0f || ax == inf) {
+        const float big = (x == 0.0f) == (y < 0.0f) ? inf : 0.0f;  /* 0^-y and inf^y are infinite */
+        return odd == 1 ? mlcc_copysignf(big, x) : big;
+    }
+    if (x < 0.0f && odd < 0) return __builtin_nanf("");
+    const float2 l = log_double_float(ax);
+    const float guess = y * l.hi;  /* |log x| >= 2^-25 here, so a finite result needs |y| < 2^33 */
+    float r;
+    if (guess > 89.0f) {
+        r = inf;
+    } else if (guess < -104.0f) {
+        r = 0.0f;
+    } else {
+        const float2 t = two_prod(y, l.hi);
+        const float t_lo = t.lo + y * l.lo;
+        const float n = mlcc_rintf(t.hi * LOG2E);
+        const float rest = t_lo - n * LN2_LO;
+        const float2 a = two_sum(t.hi - n * LN2_HI, rest);  /* t.hi - n LN2_HI is exact */
+        const float q = expm1_small(a.hi);
+        r = scale2f(1.0f + (q + (a.lo + q * a.lo)), (int)n);
+    }
+    return x < 0.0f && odd == 1 ? -r : r;
 }
