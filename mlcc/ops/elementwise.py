@@ -117,14 +117,13 @@ def _clip(node: Node) -> Form:
     """min(max(x, lo), hi) with bounds from constant inputs (literals), run-time inputs or opset < 11 attributes."""
     x = node.inputs[0]
     is_float = _is_float(node)
-    bounds, count = [], 1
+    bounds = []
     for i, attr, cmp, fn in ((1, "min", "<", "fmax"), (2, "max", ">", "fmin")):
         bound = node.input(i)
         if bound is not None and bound.is_const:
             text = _literal(bound.data.reshape(-1)[0], x.dtype)
         elif bound is not None:
-            text = _operand(count)
-            count += 1
+            text = _operand(sum(v is not None for v in node.inputs[:i]))  # a constant bound is an operand too
         elif node.opset < 11 and node.attrs.get(attr) is not None:
             text = _literal(node.attrs[attr], x.dtype)
         else:

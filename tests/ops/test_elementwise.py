@@ -244,6 +244,16 @@ def test_clip_opset11_inputs(as_inputs, dtype, target, tmp_path):
     check_model(ops_model(nodes, feeds, opset=13, initializers=inits), feeds, target, tmp_path, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_clip_one_bound_constant_one_computed(dtype, target, tmp_path):
+    # the run-time bound is the operand at its own input position, whichever bound is the constant
+    x = (rand(4, 6, seed=24) * 10).astype(dtype)
+    feeds = {"x": x, "hi_in": np.array(4, dtype), "lo_in": np.array(-3, dtype)}
+    inits = {"lo": np.array(-2, dtype), "hi": np.array(5, dtype)}
+    nodes = [("Clip", ["x", "lo", "hi_in"], {}), ("Clip", ["x", "lo_in", "hi"], {})]
+    check_model(ops_model(nodes, feeds, opset=13, initializers=inits), feeds, target, tmp_path, rtol=0, atol=0)
+
+
 def test_clip_nan_inf_and_crossed_bounds(target, tmp_path):
     x = np.array([np.nan, np.inf, -np.inf, 0.5, -2.0, 3.0], np.float32)
     inits = {"lo": np.array(-1, np.float32), "hi": np.array(1, np.float32)}
