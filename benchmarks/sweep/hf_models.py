@@ -32,6 +32,8 @@ from typing import Callable
 
 import numpy as np
 
+from benchmarks.sweep import pass_summary, select_cases
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs are built here: nothing may come from the hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -293,27 +295,11 @@ def table(results: list[Result]) -> str:
 
 
 def summary(results: list[Result]) -> str:
-    counted = [r for r in results if r.status not in ("not run", "export failed")]
-    passed = sum(r.status == "pass" for r in counted)
-    per_target = {}
-    for r in counted:
-        per_target.setdefault(r.target, [0, 0])
-        per_target[r.target][0] += r.status == "pass"
-        per_target[r.target][1] += 1
-    parts = ", ".join(f"{t} {p}/{n}" for t, (p, n) in per_target.items())
-    skipped = len(results) - len(counted)
-    return f"{passed}/{len(counted)} pass ({parts}) of the exports; {skipped} not run or not exported"
+    return pass_summary(results, "the exports")
 
 
 def select(fast: bool = False, only: list[str] | None = None) -> list[Case]:
-    cases = _cases()
-    if only:
-        known = {c.name for c in cases}
-        unknown = sorted(set(only) - known)
-        if unknown:
-            raise SystemExit(f"unknown case(s) {', '.join(unknown)}; cases: {', '.join(sorted(known))}")
-        return [c for c in cases if c.name in only]
-    return [c for c in cases if c.fast] if fast else cases
+    return select_cases(_cases(), fast, only)
 
 
 def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, progress=None,
