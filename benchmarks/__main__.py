@@ -1,10 +1,13 @@
-"""python -m benchmarks: build the model suite, then measure in one run mlcc on the host vs onnxruntime (one
+"""python -m benchmarks: build the model suite, then measure in one run mlcc natively vs onnxruntime (one
 thread) and mlcc wasm32 in wasmtime vs onnxruntime-web under node (one thread, SIMD), with this core's
-measured fp32 peak. Prints a markdown table and writes it, with every figure, to benchmarks/results/.
+measured fp32 peak. Natively, every SIMD level the machine runs is built and timed side by side (on an
+AVX-512 x86 machine x86_64-avx512 and x86_64, its AVX2 level). Prints a markdown table and writes it, with
+every figure, to benchmarks/results/.
 
     python -m benchmarks                      # the whole suite (tens of minutes)
     python -m benchmarks --quick              # the small models, short budgets
     python -m benchmarks --models resnet8,mlp --no-web
+    python -m benchmarks --levels x86_64 --no-wasm  # the AVX2 level alone
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3,
                    help="alternating rounds the budget is split into; medians are the rounds' median [3]")
     p.add_argument("--max-repeat", type=int, default=50, help="timed runs per measurement at most [50]")
+    p.add_argument("--levels", help="comma-separated native targets to time [every SIMD level this machine "
+                                    "runs: " + ", ".join(measure.native_levels()) + "]")
     p.add_argument("--no-wasm", action="store_true", help="skip mlcc wasm32 and onnxruntime-web")
     p.add_argument("--no-web", action="store_true", help="skip onnxruntime-web")
     p.add_argument("--work", type=Path, default=HERE / "work", help="models and builds go here [benchmarks/work]")
@@ -53,8 +58,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     elif args.quick:
         names = list(QUICK)
     args.names = names
+    levels = measure.native_levels()
+    args.levels = [t.strip() for t in args.levels.split(",") if t.strip()] if args.levels else levels
+    if not args.levels or not set(args.levels) <= set(levels):
+        p.error(f"--levels: this machine runs {', '.join(levels) or 'no SIMD level'}")
     args.budget = args.budget or (2.0 if args.quick else 8.0)
-    full = not args.models and not args.quick
+    full = not args.models and not args.quick and args.levels == levels
     args.out = args.out or HERE / "results" / ("latest" if full else "partial")
     return args
 
@@ -114,25 +123,28 @@ def run_model(name: str, args, log) -> dict:
     specs = measure.input_specs(model)
     del model  # VGG-19 is half a gigabyte: the builds load it again, one at a time
     feeds = random_inputs(specs, seed=0)
-    row["mlcc_build"] = measure.mlcc_build(path, "host", builds / f"{name}-host")
-    row["flops"] = row["mlcc_build"].get("flops")
+    row["native"] = {level: {"build": measure.mlcc_build(path, level, builds / f"{name}-{level}")}
+                     for level in args.levels}
+    row["flops"] = next((n["build"]["flops"] for n in row["native"].values() if "flops" in n["build"]), None)
     if not args.no_wasm:
         row["wasm_build"] = measure.mlcc_build(path, "wasm32", builds / f"{name}-wasm32")
         row["flops"] = row["flops"] or row["wasm_build"].get("flops")
     # Each pair is timed in alternating rounds, so a slow spell of this shared VM falls on both sides of a ratio
-    rounds = {"ort": [], "mlcc": [], "wasm": [], "web": []}
+    rounds = {"ort": [], "wasm": [], "web": [], **{level: [] for level in args.levels}}
     budget, most = args.budget / args.rounds, max(3, args.max_repeat // args.rounds)
     expected = None
-    # the FMA peak right before and after each round of mlcc host: what the core gave while mlcc ran
-    isa, peaks = measure.host_isa(), []
+    # the FMA peak of the level's ISA right before and after each of its rounds: what the core gave while it ran
+    peaks: dict[str, list] = {level: [] for level in args.levels}
     for r in range(args.rounds):
-        log(f"{name}: round {r + 1} of {args.rounds}: onnxruntime, mlcc host")
+        log(f"{name}: round {r + 1} of {args.rounds}: onnxruntime, mlcc {', '.join(args.levels)}")
         timing, outputs = measure.ort_latency(path, feeds, budget, most)
         rounds["ort"].append(timing)
         expected = expected if outputs is None else outputs
-        peaks.append(measure.paired_peak(args.work, isa))
-        rounds["mlcc"].append(measure.mlcc_latency(row["mlcc_build"], feeds, expected, budget, most))
-        peaks.append(measure.paired_peak(args.work, isa))
+        for level in args.levels:
+            isa = measure.level_isa(level)
+            peaks[level].append(measure.paired_peak(args.work, isa))
+            rounds[level].append(measure.mlcc_latency(row["native"][level]["build"], feeds, expected, budget, most))
+            peaks[level].append(measure.paired_peak(args.work, isa))
         if not args.no_wasm:
             log(f"{name}: round {r + 1} of {args.rounds}: mlcc wasm32" + ("" if args.no_web else ", onnxruntime-web"))
             rounds["wasm"].append(measure.mlcc_latency(row["wasm_build"], feeds, expected, budget, most))
@@ -141,11 +153,14 @@ def run_model(name: str, args, log) -> dict:
                                  if "median_ms" in rounds[k][-1]), 1.0)
                 rounds["web"].append(measure.web_latency(path, specs, estimate, budget, most))
     for key, results in rounds.items():
-        if results:
+        if results and key in row["native"]:
+            row["native"][key]["mlcc"] = measure.merge_rounds(results)
+        elif results:
             row[key] = measure.merge_rounds(results)
-    peaks = [p for p in peaks if p]
-    if peaks:
-        row["paired_peak_gflops"] = float(statistics.median(peaks))
+    for level, values in peaks.items():
+        values = [p for p in values if p]
+        if values:
+            row["native"][level]["paired_peak_gflops"] = float(statistics.median(values))
     return row
 
 
@@ -169,9 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     env = environment("skipped" if args.no_web or args.no_wasm else web_note)
     log("measuring this core's fp32 peak")
     peak = measure.peak_gflops(args.work)
-    results = {"environment": env, "peak_gflops": peak, "host_isa": measure.host_isa(), "budget_s": args.budget, "rounds": args.rounds,
-               "paired_peak_runs": measure.PAIRED_PEAK_RUNS,
-               "rows": []}
+    results = {"environment": env, "peak_gflops": peak, "budget_s": args.budget, "rounds": args.rounds,
+               "levels": {level: measure.level_isa(level) for level in args.levels},
+               "paired_peak_runs": measure.PAIRED_PEAK_RUNS, "rows": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.names:
         results["rows"].append(run_model(name, args, log))

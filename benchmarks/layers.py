@@ -5,6 +5,7 @@ the suite's table (README) and what a kernel change would have to win.
 
     python -m benchmarks.layers benchmarks/work/models/resnet50.onnx
     python -m benchmarks.layers model.onnx --build out/ --rounds 5 --repeat 20 --top 40
+    python -m benchmarks.layers model.onnx -t x86_64   # the AVX2 level on an AVX-512 machine
 
 Layers are matched through the ONNX graph. mlcc names a step after the first node it runs (a Conv whose
 BatchNormalization, Add and Relu it fused). onnxruntime names a node it made after the tensor that node writes,
@@ -105,12 +106,13 @@ def describe(model: onnx.ModelProto) -> dict[str, tuple[str, str]]:
     return out
 
 
-def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, repeat: int) -> dict:
+def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, repeat: int,
+            target: str = "host") -> dict:
     """Both profiles, `rounds` times alternating, and the layers matched: medians of the rounds' medians."""
     with tempfile.TemporaryDirectory(prefix="mlcc-layers-") as tmp:
         work = Path(tmp)
         if build_dir is None:
-            build_dir, _ = build(model_path, BuildOptions(target="host", out_dir=work / "build"))
+            build_dir, _ = build(model_path, BuildOptions(target=target, out_dir=work / "build"))
         report = json.loads((Path(build_dir) / "report.json").read_text())
         feeds = mlcc_bench.random_feeds(report)
         mlcc_rounds, ort_rounds = [], []
@@ -139,7 +141,7 @@ def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, 
         shapes, kind = described.get(node, ("", row["op"]))
         rows.append({"step": node, "op": row["op"], "kind": kind, "shapes": shapes, "mlcc_ms": mlcc_ms,
                      "ort_ms": ort_ms.get(node), "ort_nodes": ort_nodes.get(node, []), "flops": row["flops"]})
-    return {"model": model_path.name, "rounds": rounds, "repeat": repeat, "rows": rows, "ort_unmatched": unmatched}
+    return {"model": model_path.name, "target": report["target"], "rounds": rounds, "repeat": repeat, "rows": rows, "ort_unmatched": unmatched}
 
 
 def markdown(result: dict, top: int) -> str:
@@ -147,7 +149,7 @@ def markdown(result: dict, top: int) -> str:
     matched = [r for r in rows if r["ort_ms"] is not None]
     mlcc_total = sum(r["mlcc_ms"] for r in rows)
     ort_total = sum(r["ort_ms"] for r in matched) + sum(u["ms"] for u in result["ort_unmatched"].values())
-    lines = [f"# {result['model']}: mlcc host vs onnxruntime (1 thread), layer by layer",
+    lines = [f"# {result['model']}: mlcc {result['target']} vs onnxruntime (1 thread), layer by layer",
              "",
              f"- medians of {result['rounds']} alternating rounds of {result['repeat']} profiled runs each; "
              f"instrumented sums: mlcc {mlcc_total:.3f} ms, onnxruntime {ort_total:.3f} ms",
@@ -182,14 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.layers", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, help="an ONNX model")
-    p.add_argument("--build", type=Path, help="mlcc's host build of it (default: build it now)")
+    p.add_argument("--build", type=Path, help="mlcc's native build of it (default: build it now for --target)")
+    p.add_argument("-t", "--target", default="host", help="the native target to build for [host]")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds [3]")
     p.add_argument("--warmup", type=int, default=3, help="untimed runs per round [3]")
     p.add_argument("--repeat", type=int, default=15, help="profiled runs per round [15]")
     p.add_argument("--top", type=int, default=25, help="layers shown [25]")
     p.add_argument("--json", action="store_true", help="every layer as JSON instead of the table")
     args = p.parse_args(argv)
-    result = compare(args.model, args.build, max(1, args.rounds), max(0, args.warmup), max(1, args.repeat))
+    result = compare(args.model, args.build, max(1, args.rounds), max(0, args.warmup), max(1, args.repeat),
+                     args.target)
     print(json.dumps(result, indent=1) if args.json else markdown(result, args.top))
     return 0
 

@@ -238,3 +238,28 @@ def paired_peak(work: Path, isa: str) -> float | None:
 def host_isa() -> str:
     """The ISA whose peak the host target's rate is compared to."""
     return "avx512" if "avx512f" in resolve("host").features else "avx2"
+
+
+def native_levels() -> list[str]:
+    """The SIMD levels this machine runs natively, best first: for each SIMD shim a host-runnable target builds
+    on (mlcc/simd/manifest.toml), the target with the highest host_priority (on an AVX-512 x86 machine
+    x86_64-avx512 and x86_64, the AVX2 level). Targets without a shim (SSE2 only) are left out."""
+    from mlcc import kernels
+    from mlcc.targets import _host_cpu_flags, all_targets, host_target
+
+    flags, machine = _host_cpu_flags(), host_target().machine
+    best: dict[str, object] = {}
+    for t in all_targets().values():
+        if t.runner != "host" or t.machine != machine or not set(t.cpu_flags) <= flags:
+            continue
+        isa = kernels.shim_isa(t)
+        if isa != "scalar" and (isa not in best or t.host_priority > best[isa].host_priority):
+            best[isa] = t
+    return [t.name for t in sorted(best.values(), key=lambda t: -t.host_priority)]
+
+
+def level_isa(target: str) -> str:
+    """The SIMD shim a target builds on: the ISA whose FMA peak its rate is compared to (benchmarks/peak.c)."""
+    from mlcc import kernels
+
+    return kernels.shim_isa(resolve(target))

@@ -1,5 +1,5 @@
-"""The markdown table of a benchmark run: medians, ratios (mlcc / reference: below 1 means mlcc is faster),
-their geometric means, achieved GFLOP/s and the share of this core's measured peak."""
+"""The markdown table of a benchmark run: medians per native SIMD level and wasm32, ratios (mlcc / reference:
+below 1 means mlcc is faster), their geometric means and the share of this core's measured peak per level."""
 
 from __future__ import annotations
 
@@ -51,77 +51,89 @@ def _ratio_text(r: float | None) -> str:
 
 
 def row_summary(row: dict) -> str:
-    parts = []
-    for key in ("mlcc", "ort", "wasm", "web"):
-        cell = row.get(key)
-        if cell:
-            parts.append(f"{key} {_ms(cell['median_ms'])} ms" if "median_ms" in cell else f"{key} fails")
+    cells = [("ort", row.get("ort"))] + [(level, n.get("mlcc")) for level, n in (row.get("native") or {}).items()]
+    cells += [("wasm", row.get("wasm")), ("web", row.get("web"))]
+    parts = [f"{key} {_ms(cell['median_ms'])} ms" if "median_ms" in cell else f"{key} fails"
+             for key, cell in cells if cell]
     return ", ".join(parts) or row.get("error", "nothing measured")
 
 
 def markdown(results: dict) -> str:
-    env, peak, isa = results["environment"], results["peak_gflops"], results["host_isa"]
-    core_peak = peak.get(isa) if isinstance(peak, dict) else None
+    env, peak, levels = results["environment"], results["peak_gflops"], results["levels"]
     notes = Notes()
-    lines = [
-        "| model | GFLOP | mlcc ms | ORT ms | mlcc/ORT | mlcc wasm ms | ORT-web ms | wasm/web | mlcc GFLOP/s | % of peak |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    native, web, paired, gemm_best = [], [], [], None
+    head_cells = ["model", "GFLOP", "ORT ms"]
+    for level in levels:
+        head_cells += [f"{level} ms", f"{level} / ORT"]
+    head_cells += ["mlcc wasm ms", "ORT-web ms", "wasm/web"] + [f"{level} % of peak" for level in levels]
+    lines = ["| " + " | ".join(head_cells) + " |", "|---|" + "---:|" * (len(head_cells) - 1)]
+    native: dict[str, list[float]] = {level: [] for level in levels}
+    web, paired, gemm_best = [], {level: [] for level in levels}, {}
     for row in results["rows"]:
         if "error" in row:
-            lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ': ' + row['error'])}] |" + " - |" * 8)
+            lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ': ' + row['error'])}] |"
+                         + " - |" * (len(head_cells) - 2))
             continue
         flops = row.get("flops") or 0
-        r_native, r_web = ratio(row.get("mlcc"), row.get("ort")), ratio(row.get("wasm"), row.get("web"))
-        if row["model"] != GEMM:
-            native += [r_native] if r_native else []
-            web += [r_web] if r_web else []
-        mlcc = row.get("mlcc") or {}
-        rate = flops / (mlcc["median_ms"] * 1e6) if flops and "median_ms" in mlcc else None
-        paired_peak = row.get("paired_peak_gflops")
-        row_peak = paired_peak or core_peak
-        if rate and paired_peak:
-            paired.append(paired_peak)
-        if row["model"] == GEMM and rate and core_peak:
-            gemm_best = 100 * rate / core_peak
-        lines.append(" | ".join([
-            f"| {row['model']}", f"{flops / 1e9:.3f}" if flops else "?",
-            _latency(row.get("mlcc"), f"{row['model']} mlcc host", notes),
-            _latency(row.get("ort"), f"{row['model']} onnxruntime", notes), _ratio_text(r_native),
-            _latency(row.get("wasm"), f"{row['model']} mlcc wasm32", notes),
-            _latency(row.get("web"), f"{row['model']} onnxruntime-web", notes), _ratio_text(r_web),
-            f"{rate:.1f}" if rate else "-",
-            f"{100 * rate / row_peak:.0f}%" if rate and row_peak else "-",
-        ]) + " |")
-    g_native, g_web = geomean(native), geomean(web)
-    lines.append(f"| **geometric mean** (models, {GEMM} left out) | | | | "
-                 f"{_ratio_text(g_native)} ({len(native)}) | | | {_ratio_text(g_web)} ({len(web)}) | | |")
+        cells = [f"| {row['model']}", f"{flops / 1e9:.3f}" if flops else "?",
+                 _latency(row.get("ort"), f"{row['model']} onnxruntime", notes)]
+        shares = []
+        for level, isa in levels.items():
+            got = row["native"].get(level) or {}
+            mlcc = got.get("mlcc")
+            r = ratio(mlcc, row.get("ort"))
+            if r and row["model"] != GEMM:
+                native[level].append(r)
+            cells += [_latency(mlcc, f"{row['model']} mlcc {level}", notes), _ratio_text(r)]
+            rate = flops / (mlcc["median_ms"] * 1e6) if flops and mlcc and "median_ms" in mlcc else None
+            core_peak = peak.get(isa) if "error" not in peak else None
+            row_peak = got.get("paired_peak_gflops") or core_peak
+            if rate and got.get("paired_peak_gflops"):
+                paired[level].append(got["paired_peak_gflops"])
+            if row["model"] == GEMM and rate and core_peak:
+                gemm_best[level] = 100 * rate / core_peak
+            shares.append(f"{100 * rate / row_peak:.0f}%" if rate and row_peak else "-")
+        r_web = ratio(row.get("wasm"), row.get("web"))
+        if r_web and row["model"] != GEMM:
+            web.append(r_web)
+        cells += [_latency(row.get("wasm"), f"{row['model']} mlcc wasm32", notes),
+                  _latency(row.get("web"), f"{row['model']} onnxruntime-web", notes), _ratio_text(r_web), *shares]
+        lines.append(" | ".join(cells) + " |")
+    means = ["| **geometric mean** (models, " + GEMM + " left out)", "", ""]
+    for level in levels:
+        means += ["", f"{_ratio_text(geomean(native[level]))} ({len(native[level])})"]
+    means += ["", "", f"{_ratio_text(geomean(web))} ({len(web)})"] + [""] * len(levels)
+    lines.append(" | ".join(means) + " |")
     peak_text = ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak.items()) if "error" not in peak else peak["error"]
+    paired_text = "; ".join(f"{level}'s ({levels[level]}) read {min(v):.0f}-{max(v):.0f} GFLOP/s"
+                            for level, v in paired.items() if v)
+    gemm_text = ", ".join(f"{level} {v:.0f}%" for level, v in gemm_best.items())
     head = [
         f"# mlcc benchmarks: {env['date']}",
         "",
         f"- machine: {env['cpu']}, {env['cores']} cores, one used; load average {_load(env['load_average'])} at the start, "
         f"{_load(env.get('load_average_end'))} at the end",
         f"- single-core fp32 peak measured (benchmarks/peak.c, FMA loop, the best of 200 runs of 1 ms): {peak_text}",
-        f"- % of peak: mlcc host's median rate over the {isa} FMA loop's median rate measured right before and after "
+        f"- mlcc is built and timed for each SIMD level this machine runs ({', '.join(f'{k}: {v}' for k, v in levels.items())}); "
+        "onnxruntime picks its kernels from the CPU's own flags (MLAS reads cpuid; no option caps it), so every "
+        "level is compared with onnxruntime on this CPU's best ISA",
+        f"- % of peak: a level's median rate over its ISA's FMA loop's median rate measured right before and after "
         f"each of its rounds ({results.get('paired_peak_runs', '?')} runs of 1 ms each time), so both see the machine's "
         f"load of the moment (the best case where none was paired)"
-        + (f"; that paired peak read {min(paired):.0f}-{max(paired):.0f} GFLOP/s across the models" if paired else "")
-        + (f"; against the best-case peak above, {GEMM} is at {gemm_best:.0f}%" if gemm_best else ""),
-        f"- mlcc {env['mlcc']} ({env['commit']}), host target {env['host_target']}; onnxruntime {env['onnxruntime']} "
+        + (f"; those paired peaks: {paired_text}" if paired_text else "")
+        + (f"; against the best-case peak above, {GEMM} is at {gemm_text}" if gemm_text else ""),
+        f"- mlcc {env['mlcc']} ({env['commit']}); onnxruntime {env['onnxruntime']} "
         f"(CPU, 1 thread, sequential, all graph optimisations); wasmtime {env['wasmtime']}; "
         f"onnxruntime-web {_web_version(results)} under node {env['node']} (wasm, 1 thread, SIMD)"
         + (f": **skipped, {env['web_note']}**" if env.get("web_note") else ""),
         f"- medians of timed runs after warm-up (about {results['budget_s']:g} s per measurement"
         + (f", in {results['rounds']} rounds alternating mlcc and its peer: the median of the rounds' medians"
            if results.get("rounds", 1) > 1 else "") + "); ratios are "
-        "mlcc / reference, **bold** where mlcc is faster; mlcc host and wasm32 are timed inside the compiled code, "
+        "mlcc / reference, **bold** where mlcc is faster; mlcc native and wasm32 are timed inside the compiled code, "
         "onnxruntime around session.run (Python), onnxruntime-web around session.run (node)",
         "- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
         "- GFLOP counts direct convolution's multiply-adds; mlcc runs 3x3 stride-1 and 5x5 stride-1 and -2 "
-        "convolutions as Winograd F(4x4, 3x3), a quarter (0.36 for 5x5) of them, so GFLOP/s and % of peak are "
-        "effective rates, not the hardware's",
+        "convolutions as Winograd F(4x4, 3x3), a quarter (0.36 for 5x5) of them, so % of peak is an "
+        "effective rate, not the hardware's",
         "",
     ]
     foot = ["", *(f"[{i}] {text}" for i, text in enumerate(notes.items, 1))] if notes.items else []
