@@ -1,0 +1,62 @@
+/* qs8-gemm for NEON (AArch64 and Armv7): tiles of 4 rows x NR columns (4 on AArch64's 32 vector registers,
+ * 2 on Armv7's 16), 16 bytes of k a step. smull multiplies 8 byte pairs into 16-bit lanes and sadalp adds
+ * each pair of those into a 32-bit lane: one product of two 8-bit values fits 16 bits ((-128)^2 = 2^14), so
+ * nothing saturates and the result is exact. (smlal of a second product into the same 16-bit lane, as
+ * kernels for 7-bit weights do, would wrap at (-128)(-128) + (-128)(-128) = 2^15.) Rows and columns past the
+ * product's edge reuse the first row or column and are not stored; k past a multiple of 16 is finished in
+ * scalar code. */
+#if defined(__ARM_NEON)
+#include <arm_neon.h>
+
+#include "mlcc/kernels/qs8-gemm.h"
+
+#define MR 4
+#if defined(__aarch64__)
+#define NR 4
+static inline int32_t sum_lanes(int32x4_t v) { return vaddvq_s32(v); }
+#else
+#define NR 2
+static inline int32_t sum_lanes(int32x4_t v) {
+    const int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+    return vget_lane_s32(vpadd_s32(s, s), 0);
+}
+#endif
+
+void mlcc_qs8_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                         const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                         const struct mlcc_qs8_requant *rq) {
+    const size_t k16 = k & ~(size_t)15;
+    const uint8x16_t flip = vdupq_n_u8(a_flip);
+    for (size_t i = 0; i < m; i += MR) {
+        const size_t mr = MLCC_MIN(MR, m - i);
+        const uint8_t *ar[MR];
+        for (size_t r = 0; r < MR; ++r) ar[r] = a + (i + (r < mr ? r : 0)) * lda;
+        for (size_t j = 0; j < n; j += NR) {
+            const size_t nr = MLCC_MIN(NR, n - j);
+            const int8_t *wc[NR];
+            for (size_t q = 0; q < NR; ++q) wc[q] = w + (j + (q < nr ? q : 0)) * ldw;
+            int32x4_t acc[MR][NR];
+            for (size_t r = 0; r < MR; ++r)
+                for (size_t q = 0; q < NR; ++q) acc[r][q] = vdupq_n_s32(0);
+            for (size_t p = 0; p < k16; p += 16) {
+                int8x16_t b[NR];
+                for (size_t q = 0; q < NR; ++q) b[q] = vld1q_s8(wc[q] + p);
+                for (size_t r = 0; r < MR; ++r) {
+                    const int8x16_t x = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(ar[r] + p), flip));
+                    for (size_t q = 0; q < NR; ++q) {
+                        acc[r][q] = vpadalq_s16(acc[r][q], vmull_s8(vget_low_s8(x), vget_low_s8(b[q])));
+                        acc[r][q] = vpadalq_s16(acc[r][q], vmull_s8(vget_high_s8(x), vget_high_s8(b[q])));
+                    }
+                }
+            }
+            for (size_t r = 0; r < mr; ++r) {
+                for (size_t q = 0; q < nr; ++q) {
+                    int32_t total = rq->bias[j + q] + sum_lanes(acc[r][q]);
+                    for (size_t p = k16; p < k; ++p) total += (int32_t)(int8_t)(ar[r][p] ^ a_flip) * (int32_t)wc[q][p];
+                    c[(i + r) * c_rs + (j + q) * c_cs] = mlcc_qs8_requantize(total, rq->multiplier[j + q], rq->shift[j + q], rq);
+                }
+            }
+        }
+    }
+}
+#endif
