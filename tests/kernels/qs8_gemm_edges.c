@@ -44,6 +44,9 @@ int main(void) {
 #if defined(__ARM_NEON)
         {"neon", mlcc_qs8_gemm__neon},
 #endif
+#if defined(__riscv_vector)
+        {"rvv", mlcc_qs8_gemm__rvv},
+#endif
         {"reference", mlcc_qs8_gemm__reference},
     };
     static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];

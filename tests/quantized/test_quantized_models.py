@@ -76,7 +76,7 @@ def test_quantized_model(name, form, opset, target, tmp_path):
 
 # Targets whose qs8-gemm variant neither host nor wasm32 runs: a convolution model (and, -m slow, an MLP)
 # through that ISA's kernels (checked in the generated C), under qemu-user, in wasmtime or on the board.
-ISA_TARGETS = ["aarch64", "aarch64-dotprod", "armv7"]
+ISA_TARGETS = ["aarch64", "aarch64-dotprod", "armv7", "riscv64"]
 ISA_MODELS = [("features", "qdq_s8_channel", 17), pytest.param("mlp", "qdq_u8_channel", 17, marks=pytest.mark.slow)]
 
 
