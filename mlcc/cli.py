@@ -187,7 +187,7 @@ def main(verbose: bool):
 def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen,
           optimize_for, arena_limit):
     """Compile MODEL to C and the target's artifacts."""
-    from . import passes
+    from . import passes, slow_path
     from .ir import format_graph
     from .pipeline import BuildOptions, build as run_build
 
@@ -220,6 +220,8 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
                            for k, s in sizes.items())
         click.echo(f"  memory: stack {stack} B (deepest call of the run function); {totals} "
                    f"(RAM = arena + stack + data + bss)")
+    for line in slow_path.summary(report):
+        click.echo(line)
 
 
 @main.command()

@@ -119,6 +119,24 @@ def kernel(target: Target, name: str) -> Kernel:
     return min((k for k in rows if k.where != "isa" or k.runs_on(target)), key=lambda k: rank[k.where])
 
 
+def form(target: Target, k: Kernel) -> str:
+    """How the target builds a kernel: "vector" (one ISA's intrinsics, or the SIMD shim), "scalar" (the shim
+    lane by lane: the target has no SIMD shim), "reference" (the oracle) or "portable" (a driver)."""
+    if k.where == "shim":
+        return "scalar" if shim_isa(target) == "scalar" else "vector"
+    return {"isa": "vector"}.get(k.where, k.where)
+
+
+def by_function(target: Target, function: str) -> Kernel:
+    """The manifest row of a C function as the target builds it (e.g. mlcc_qs8_gemm__avx2)."""
+    shim = shim_isa(target)
+    for rows in _by_name().values():
+        for k in rows:
+            if k.function(shim) == function:
+                return k
+    raise KeyError(f"no kernel family's manifest builds {function!r} for {target.name}")
+
+
 def function(target: Target, name: str) -> str:
     """The C function the target calls for kernel `name`: e.g. mlcc_f32_pool_max_nhwc__avx512 on AVX-512,
     mlcc_f32_pool_max_nhwc__scalar on a target without a SIMD shim."""

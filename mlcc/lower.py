@@ -5,7 +5,8 @@ Each op's `lower(node, ctx)` calls `ctx.emit(template, **values)`; templates nam
 every tensor its C identifier (sanitised from the ONNX name) and records scratch buffers for the planner.
 The step keeps as data what its C needs: the tensors named through ctx.ptr, ctx.constant and ctx.scratch,
 and whether a template declared variables at its top level; code generation works from that, never from
-the C text.
+the C text. Ops take kernels through `ctx.kernel(name)` (or a variant chooser that calls `ctx.uses_kernel`),
+so each step also records which form of each kernel it calls: mlcc/slow_path.py reads that.
 """
 
 from __future__ import annotations
@@ -16,11 +17,22 @@ from typing import Any
 
 import numpy as np
 
-from . import cnames, dtypes, freestanding, ops
+from . import cnames, dtypes, freestanding, kernels, ops
 from .errors import UnsupportedError
 from .ir import Graph, Node, Value
 from .render import render_step
 from .targets import Target
+
+
+@dataclass(frozen=True)
+class KernelUse:
+    """A runtime kernel a step calls, and the form the target built it in: "vector" (on one ISA's intrinsics
+    or a SIMD shim), "scalar" (a shim kernel or GEMM tile built lane by lane: no SIMD shim on the target),
+    "reference" (the family's oracle: it has nothing faster for the target) or "portable" (a driver or
+    layout helper, no arithmetic of its own to speed up)."""
+    function: str
+    family: str
+    form: str
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Step:
     constants: list[Value] = field(default_factory=list)  # made by lowering (e.g. packed weights)
     uses: dict[int, Value] = field(default_factory=dict)  # id -> every tensor the code names, first use first
     scoped: bool = False  # the code declares variables at its top level: it gets its own block
+    kernels: list[KernelUse] = field(default_factory=list)  # the runtime kernels the code calls, first call first
 
     def names(self, value: Value) -> bool:
         """Whether the step's code refers to `value`'s pointer."""
@@ -111,6 +124,26 @@ class LowerContext:
         """Link the runtime kernel family runtime_c/kernels/<family>/ and include its header."""
         if family not in self.kernel_families:
             self.kernel_families.append(family)
+
+    def kernel(self, name: str) -> str:
+        """The C function the target calls for kernel `name` (manifest name, no suffix: kernels.function):
+        links its family and records on the step which form it is."""
+        return self.uses_kernel(kernels.function(self.target, name))
+
+    def uses_kernel(self, function: str, family: str = "", form: str = "") -> str:
+        """Record that this step calls the C function `function` and link its family: for a kernel chosen
+        from a family's [[variant]] rows rather than by name. A function its manifest's [[kernel]] rows list
+        needs no family or form; a GEMM tile's configuration gives both (see KernelUse)."""
+        assert self.step is not None
+        if not family:
+            row = kernels.by_function(self.target, function)
+            family, form = row.family, kernels.form(self.target, row)
+        assert form in ("vector", "scalar", "reference", "portable")
+        self.use_kernels(family)
+        use = KernelUse(function, family, form)
+        if use not in self.step.kernels:
+            self.step.kernels.append(use)
+        return function
 
     def scratch(self, nbytes: int, hint: str = "scratch", dtype=np.float32) -> str:
         """Arena bytes live only during this step (e.g. an im2col buffer); returns its C identifier."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import __version__, ops
 from .sizes import artifact_sizes
+from .slow_path import slow_path
 from .stack_depth import library_stack_depth
 
 
@@ -38,6 +39,8 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
                                     [f"{compiled.name}_run", f"{compiled.name}_run_v"])
     for kind, s in sizes.items():
         s.update(memory_totals(kind, s, memory.arena_bytes, stack.bytes if stack else None))
+    steps = [step_info(s.node) for s in compiled.program.steps]
+    flops = model_flops(graph)
     return {
         "mlcc_version": __version__,
         "name": compiled.name,
@@ -60,14 +63,21 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "stack": stack.as_dict() if stack else None,
         "artifacts": artifacts,
         "files": sources.files,
-        "flops": model_flops(graph),
+        "flops": flops,
         "ops_before": compiled.ops_before,
         "ops": op_counts(graph),
         "kernel_families": compiled.program.kernel_families,
-        "steps": [step_info(s.node) for s in compiled.program.steps],  # NAME.c's numbered steps, for profiles
+        "steps": steps,  # NAME.c's numbered steps, for profiles
+        # the steps on generic code and an int8 model's ops left in float, with their FLOP shares
+        "slow_path": build_slow_path(compiled, steps, flops),
         "passes": compiled.pass_log,
         "build_seconds": round(seconds, 3),
     }
+
+
+def build_slow_path(compiled, steps: list[dict], flops: int) -> dict:
+    in_float = next((p.get("left_in_float", []) for p in compiled.pass_log if p["pass"] == "lower_quantized_islands"), [])
+    return slow_path(compiled.program.steps, compiled.target, [s["flops"] for s in steps], flops, in_float)
 
 
 def optimized_for(compiled) -> dict:

@@ -99,6 +99,10 @@ class Op:
     relabels_shape: ClassVar[bool] = False  # output = input 0's elements in order, another shape (Reshape, Flatten...)
     # for passes/choose_layout: a region running channels-last forms around nodes of this op (Conv, pools)
     channels_last_seed: ClassVar[bool] = False
+    # for report.json's slow path (mlcc/slow_path.py): the kernel families holding vector forms of what this
+    # op computes (f32-* for a float32 result, qs8-* for 8-bit operands); a step of it that calls none of
+    # their vector kernels, where one of them has a form for the target, is listed as generic
+    vector_families: ClassVar[tuple[str, ...]] = ()
 
     # --- attributes -----------------------------------------------------------------------------
     def parse_attrs(self, proto: onnx.NodeProto, where: str) -> dict[str, Any]:

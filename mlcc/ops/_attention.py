@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import kernels
 from ..errors import UnsupportedError
 from ..ir import Node, Value
-from ._gemm import packed_size, tile_for
+from ._gemm import packed_size, use_tile
 
 SCORES_BUDGET = 1 << 16  # floats of scores a block of queries may take
 
@@ -95,18 +94,17 @@ def lower(attention: Attention, node: Node, ctx) -> None:
             raise UnsupportedError(f"attention on {s.value.dtype.name} is not supported (float32 only)", node.where())
     if a.y.strides[3] != 1 and v_dim > 1:
         raise UnsupportedError("attention writes rows of its output contiguously", node.where())
-    tile = tile_for(ctx.target)
+    tile = use_tile(ctx)
     rows = max(1, min(q_len, SCORES_BUDGET // max(kv_len, 1)))
     if rows > tile.mr:
         rows -= rows % tile.mr
     round16 = lambda n: -(-n // 16) * 16
     work_floats = round16(packed_size(qk_dim, kv_len, tile.nr)) + round16(packed_size(kv_len, v_dim, tile.nr)) + rows * (kv_len + 1)
-    ctx.use_kernels("f32-gemm")
     ctx.use_kernels("f32-attention")
     strides = {"q": a.q.strides, "k": a.k.strides, "v": a.v.strides, "y": a.y.strides}
     strides.update({name: mask.strides for name, mask in (("add_mask", a.add_mask), ("keep_mask", a.keep_mask)) if mask})
     masked = a.add_mask is not None or a.keep_mask is not None or a.causal
-    ctx.emit("ops/attention.c.j2", kernel=kernels.function(ctx.target, "mlcc_f32_attention"), config=tile.config,
+    ctx.emit("ops/attention.c.j2", kernel=ctx.kernel("mlcc_f32_attention"), config=tile.config,
              dims=a.dims, kv_group=a.kv_group, strides=strides,
              mask_cols=kv_len if a.mask_cols is None else a.mask_cols, scale=a.scale, causal=a.causal,
              keep_when=a.keep_when, fill=a.fill if masked else None, zero_masked_rows=a.zero_masked_rows,

@@ -123,6 +123,14 @@ def tile_for(target: Target, n: int | None = None) -> Tile:
     return dataclasses.replace(tiles[0], blocking=blocking(target, tiles[0]))
 
 
+def use_tile(ctx, n: int | None = None) -> Tile:
+    """tile_for the step being lowered: links f32-gemm and records the tile on the step (a portable
+    "scalar" tile counts as a generic form: mlcc/slow_path.py)."""
+    tile = tile_for(ctx.target, n)
+    ctx.uses_kernel(f"mlcc_f32_gemm_config_{tile.name}", "f32-gemm", "scalar" if tile.isa == "scalar" else "vector")
+    return tile
+
+
 def pack_b(b: np.ndarray, nr: int) -> np.ndarray:
     """B [..., k, n] -> [..., ceil(n / nr), k, nr] zero-padded: mlcc_f32_gemm_pack_b's layout."""
     *batch, k, n = b.shape
@@ -211,8 +219,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
     nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product;
     the residual of an epilogue follows the output's matrix number.
     """
-    tile = tile_for(ctx.target, n)
-    ctx.use_kernels("f32-gemm")
+    tile = use_tile(ctx, n)
     index = (lambda i: nest.operand_index[i]) if nest else (lambda i: 0)
 
     def at(ptr: str, idx: str | int, stride: int) -> str:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import kernels
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from ._copy import fill_literal
@@ -111,11 +110,11 @@ def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = No
     ctx.use_kernels("f32-pool")
     if is_channels_last(node):
         x = node.inputs[0]
-        ctx.emit("ops/pool.c.j2", kernel=kernels.function(ctx.target, f"{kernel}_nhwc"),
+        ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(f"{kernel}_nhwc"),
                  planes=f"{x.shape[0]}u, {x.shape[-1]}",
                  fields=g.fields(), count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
         return
-    ctx.emit("ops/pool.c.j2", kernel=kernels.function(ctx.target, kernel), planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,
+    ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(kernel), planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,
              x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node, Value
-from ._gemm import packed_constant, packed_size, tile_for
+from ._gemm import packed_constant, packed_size, use_tile
 
 # Attributes every recurrent op has (LSTM adds input_forget, GRU linear_before_reset).
 COMMON_ATTRS = {"activation_alpha": None, "activation_beta": None, "activations": None, "clip": None,
@@ -266,9 +266,8 @@ class Lowering:
     def __init__(self, node: Node, ctx, cell: Cell):
         self.node, self.ctx, self.cell = node, ctx, cell
         self.g = g = parse(node, cell)
-        self.tile = tile_for(ctx.target)
         self.gh = cell.gates * g.hidden
-        ctx.use_kernels("f32-gemm")
+        self.tile = use_tile(ctx)
         ctx.use_kernels("f32-rnn")
         self._shared: dict[str, str] = {}
         self.gates_x = self.shared_scratch("gates_x", g.seq * g.batch * self.gh)

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
 from ._conv import ConvGeometry
-from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, tile_for
+from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, use_tile
 
 ALGORITHM = "winograd_f4x3"  # the Conv attr passes/choose_winograd sets
 POINTS = 36
@@ -99,9 +98,8 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     channels, y_pitch, epilogue: its fields advanced by image and group, ...); in_channels and out_channels:
     a group's."""
     w = node.inputs[1]
-    tile = tile_for(ctx.target, out_channels)
     ctx.use_kernels("f32-winograd")
-    ctx.use_kernels("f32-gemm")
+    tile = use_tile(ctx, out_channels)
     stride = geo.stride[0]
     u_value = packed_constant(w, transformed_weights(w.data, groups, stride), tile.nr,
                               "winograd" if stride == 1 else "winograd_phases")
@@ -130,8 +128,8 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
         phases = dict(fields=phase_geo.fields(), floats=floats,
                       images=ctx.scratch(4 * count_pieces * floats, "winograd_phases"))
     ctx.emit("ops/conv_winograd.c.j2", config=tile.config,
-             input_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_input"),
-             output_kernel=kernels.function(ctx.target, "mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
+             input_kernel=ctx.kernel("mlcc_f32_winograd_input"),
+             output_kernel=ctx.kernel("mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,
              u=u, u_point=u_point, u_group=POINTS * u_point,
              v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,

@@ -14,6 +14,7 @@ from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_type
 @register
 class AveragePool(LayoutAttribute, Op):
     op_type = "AveragePool"
+    vector_families = ("f32-pool",)
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
 
     def infer(self, node: Node):

@@ -65,7 +65,6 @@ class BatchNormalization(Op):
         batch, channels, inner = self._view(node)
         epsilon = np.float32(node.attrs["epsilon"])
         params = node.inputs[1:]
-        ctx.use_kernels("f32-norm")
         if len(params) == 4 and all(p.is_const for p in params) and not training:
             gamma, beta, mean, var = (p.data.astype(np.float32).reshape(-1) for p in params)
             scale = (gamma / np.sqrt(var + epsilon)).astype(np.float32)
@@ -75,7 +74,8 @@ class BatchNormalization(Op):
             params = node.inputs[1:]
         if len(params) == PACKED_INPUTS - 1:
             ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, fold=None, stats=None,
-                     x=ctx.ptr(x), scale=ctx.ptr(params[0]), shift=ctx.ptr(params[1]), y=ctx.ptr(y))
+                     kernel=ctx.kernel("mlcc_f32_norm_channel_affine"), x=ctx.ptr(x), scale=ctx.ptr(params[0]),
+                     shift=ctx.ptr(params[1]), y=ctx.ptr(y))
             return
         if any(p is None or p.dtype != np.float32 for p in params):
             raise UnsupportedError("scale, B, mean and var must all be float32 tensors", node.where())
@@ -84,8 +84,9 @@ class BatchNormalization(Op):
             return
         scale, shift = ctx.scratch(channels * 4, "scale"), ctx.scratch(channels * 4, "shift")
         ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, stats=None,
-                 fold=dict(zip(("gamma", "beta", "mean", "var"), (ctx.ptr(p) for p in params))), epsilon=epsilon,
-                 x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
+                 fold=dict(zip(("gamma", "beta", "mean", "var"), (ctx.ptr(p) for p in params)),
+                           kernel=ctx.kernel("mlcc_f32_norm_batch_fold")),
+                 epsilon=epsilon, kernel=ctx.kernel("mlcc_f32_norm_channel_affine"), x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
 
     def _lower_training(self, node: Node, ctx, batch: int, channels: int, inner: int, epsilon) -> None:
         x, y = node.inputs[0], node.outputs[0]
@@ -103,8 +104,9 @@ class BatchNormalization(Op):
                  "running_mean": running[0], "running_var": running[1],
                  "momentum": np.float32(momentum), "rest": np.float32(1.0 - momentum)}
         ctx.emit("ops/batch_normalization.c.j2", batch=batch, channels=channels, inner=inner, stats=stats,
-                 fold={"gamma": ctx.ptr(gamma), "beta": ctx.ptr(beta), "mean": batch_mean, "var": batch_var},
-                 epsilon=epsilon, x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
+                 fold={"gamma": ctx.ptr(gamma), "beta": ctx.ptr(beta), "mean": batch_mean, "var": batch_var,
+                       "kernel": ctx.kernel("mlcc_f32_norm_batch_fold")},
+                 epsilon=epsilon, kernel=ctx.kernel("mlcc_f32_norm_channel_affine"), x=ctx.ptr(x), scale=scale, shift=shift, y=ctx.ptr(y))
 
     @staticmethod
     def _view(node: Node) -> tuple[int, int, int]:

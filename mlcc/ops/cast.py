@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
 from ..ir import Node, Value
 from . import REQUIRED, Op, Role, register
 from ._broadcast import loop_nest
@@ -36,7 +35,7 @@ def lower_cast(ctx, x: Value, out: Value, unread: list[Value]) -> None:
         ctx.use_kernels("f16-convert")
     kernel = _KERNELS.get((x.dtype, out.dtype))
     if kernel is not None:
-        ctx.emit("ops/cast.c.j2", kernel=kernels.function(ctx.target, kernel), n=out.size, x=ctx.ptr(x), y=ctx.ptr(out),
+        ctx.emit("ops/cast.c.j2", kernel=ctx.kernel(kernel), n=out.size, x=ctx.ptr(x), y=ctx.ptr(out),
                  unread=[ctx.ptr(v) for v in unread])
         return
     nest = loop_nest(out.shape, [x.shape])

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cexpr, kernels
+from .. import cexpr
 from ..ir import Node, Value
 from . import Op, _conv_direct, _winograd, register
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._fold import MakeConstant, float_const, scaled_bias
-from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, tile_for
+from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, use_tile
 from ._layout import NHWC, channels_first_view, float_activations, is_channels_last, to_channels_last
 from .concat import output_row_pitch
 
@@ -56,6 +56,7 @@ def _offset(*terms: tuple[str | int, int]) -> str | None:
 @register
 class Conv(Op):
     op_type = "Conv"
+    vector_families = ("f32-gemm", "f32-conv", "f32-dwconv", "f32-winograd")
     quantized_form = "conv"
     attrs = dict(CONV_ATTRS)
     epilogue_input = 3
@@ -150,12 +151,11 @@ class Conv(Op):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("n", images),
                                                                    epilogue.residual_batch_stride)))
-            ctx.emit("ops/conv.c.j2", mode="depthwise", images=images, n=cexpr.index("n", images),
+            ctx.emit("ops/conv.c.j2", mode="depthwise", kernel=ctx.kernel("mlcc_f32_conv_depthwise"), images=images, n=cexpr.index("n", images),
                      channels=channels, multiplier=group_out,
                      x_image=channels * geo.in_size, y_image=out_channels * geo.out_size, **values)
             return
-        tile = tile_for(ctx.target)
-        ctx.use_kernels("f32-gemm")
+        tile = use_tile(ctx)
         k, pixels = group_in * geo.taps, geo.out_size
         nc = chunk_columns(k, pixels, tile.nr, budget=scratch_budget(ctx.target))
         if epilogue is not None:
@@ -212,7 +212,7 @@ class Conv(Op):
             ctx.use_kernels("f32-dwconv")
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride)))
-            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", kernel=kernels.function(ctx.target, "mlcc_f32_dwconv_nhwc"),
+            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", kernel=ctx.kernel("mlcc_f32_dwconv_nhwc"),
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
@@ -223,8 +223,7 @@ class Conv(Op):
             _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), groups, group_in, group_out)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)
-        tile = tile_for(ctx.target, group_out)
-        ctx.use_kernels("f32-gemm")
+        tile = use_tile(ctx, group_out)
         # W [groups * group_out, group_in, *kernel] -> B [groups][(kernel..., group_in)][group_out]
         grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
         b = grouped.transpose(0, *range(3, 3 + spatial), 2, 1).reshape(groups, k, group_out)

@@ -12,6 +12,7 @@ from ._quant import QConv, emit_qconv
 @register
 class ConvInteger(Op):
     op_type = "ConvInteger"
+    vector_families = ("qs8-gemm",)
     attrs = dict(CONV_ATTRS)
 
     def lower(self, node: Node, ctx) -> None:

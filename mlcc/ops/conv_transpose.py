@@ -14,12 +14,13 @@ from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_transpose_geometry
 from ._fold import MakeConstant, float_const, scaled_bias
-from ._gemm import chunk_columns, packed_size, scratch_budget, tile_for
+from ._gemm import chunk_columns, packed_size, scratch_budget, use_tile
 
 
 @register
 class ConvTranspose(Op):
     op_type = "ConvTranspose"
+    vector_families = ("f32-gemm",)
     attrs = {**CONV_ATTRS, "output_padding": None, "output_shape": None}
 
     def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
@@ -51,8 +52,7 @@ class ConvTranspose(Op):
             a, a_rs, a_cs = ctx.constant(Value(f"{w.name}_transposed", np.dtype(np.float32), data.shape, data)), group_in, 1
         else:
             a, a_rs, a_cs = ctx.ptr(w), 1, rows
-        tile = tile_for(ctx.target)
-        ctx.use_kernels("f32-gemm")
+        tile = use_tile(ctx)
         ctx.use_kernels("f32-conv")
         nc = chunk_columns(group_in, pixels, tile.nr, extra_rows=rows, budget=scratch_budget(ctx.target))
         ctx.emit("ops/conv_transpose.c.j2", fields=geo.fields(), config=tile.config, nr=tile.nr,

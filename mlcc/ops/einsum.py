@@ -74,6 +74,7 @@ def plan(equation: str, shapes: list[tuple[int, ...]], where: str) -> Plan:
 @register
 class Einsum(Op):
     op_type = "Einsum"
+    vector_families = ("f32-gemm",)
     attrs = {"equation": None}
 
     def plan(self, node: Node) -> Plan:

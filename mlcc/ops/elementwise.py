@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import cnames, kernels
+from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, Role, register_family
@@ -377,7 +377,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
             vmath = row.vmath(node) if callable(row.vmath) else row.vmath
             if vmath and first.dtype == np.float32 and nest.flat and nest.operand_index == [nest.out_index]:
                 ctx.use_kernels("f32-vmath")
-                ctx.emit("ops/vmath.c.j2", kernel=kernels.function(ctx.target, f"mlcc_f32_vmath_{vmath}"), n=out.size,
+                ctx.emit("ops/vmath.c.j2", kernel=ctx.kernel(f"mlcc_f32_vmath_{vmath}"), n=out.size,
                          x=ctx.ptr(first), y=ctx.ptr(out))
                 return
             body = self.body(node)

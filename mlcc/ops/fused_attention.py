@@ -38,6 +38,7 @@ def describe(node: Node) -> Attention:
 @register
 class FusedAttention(Op):
     op_type = "FusedAttention"
+    vector_families = ("f32-attention",)
     domain = DOMAIN
     attrs = {"dims": REQUIRED, "kv_group": 1, "q": REQUIRED, "k": REQUIRED, "v": REQUIRED, "y": REQUIRED,
              "add_mask": None, "keep_mask": None, "scale": 1.0, "keep_when": 1, "fill": float("-inf"), "causal": 0}

@@ -34,6 +34,7 @@ def _dims(node: Node) -> tuple[int, int, int]:
 @register
 class Gemm(Op):
     op_type = "Gemm"
+    vector_families = ("f32-gemm",)
     quantized_form = "gemm"
     attrs = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
     epilogue_input = 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register_family
@@ -18,6 +17,8 @@ TABLE = {
 
 def _make(op_type: str, kernel: str) -> type[Op]:
     class GlobalPool(LayoutAttribute, Op):
+        vector_families = ("f32-pool",)
+
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
             if x.dtype != np.float32:
@@ -26,12 +27,12 @@ def _make(op_type: str, kernel: str) -> type[Op]:
                 raise UnsupportedError(f"{op_type} needs an input of rank 2 or more, not {len(x.shape)}", node.where())
             ctx.use_kernels("f32-pool")
             if is_channels_last(node):  # N[D][H]WC (passes/choose_layout): y is N x C
-                ctx.emit("ops/global_pool.c.j2", kernel=kernels.function(ctx.target, f"{kernel}_nhwc"),
+                ctx.emit("ops/global_pool.c.j2", kernel=ctx.kernel(f"{kernel}_nhwc"),
                          planes=f"{x.shape[0]}u, {x.size // (x.shape[0] * x.shape[-1])}", size=x.shape[-1],
                          x=ctx.ptr(x), y=ctx.ptr(y))
                 return
             planes = int(x.shape[0] * x.shape[1])
-            ctx.emit("ops/global_pool.c.j2", kernel=kernels.function(ctx.target, kernel), planes=planes, size=x.size // max(planes, 1),
+            ctx.emit("ops/global_pool.c.j2", kernel=ctx.kernel(kernel), planes=planes, size=x.size // max(planes, 1),
                      x=ctx.ptr(x), y=ctx.ptr(y))
 
         def flops(self, node: Node) -> int:

@@ -24,9 +24,9 @@ class InstanceNormalization(Op):
             raise UnsupportedError(f"expects x of shape N x C x D1 ... with C scales and biases, got x {x.shape}, "
                                    f"scale {scale.shape}, B {bias.shape}", node.where())
         batch, channels = x.shape[:2]
-        ctx.use_kernels("f32-norm")
-        ctx.emit("ops/instance_normalization.c.j2", batch=batch, channels=channels, inner=x.size // (batch * channels),
-                 x=ctx.ptr(x), scale=ctx.ptr(scale), bias=ctx.ptr(bias), epsilon=node.attrs["epsilon"], y=ctx.ptr(y))
+        ctx.emit("ops/instance_normalization.c.j2", kernel=ctx.kernel("mlcc_f32_norm_instance"), batch=batch, channels=channels,
+                 inner=x.size // (batch * channels), x=ctx.ptr(x), scale=ctx.ptr(scale), bias=ctx.ptr(bias),
+                 epsilon=node.attrs["epsilon"], y=ctx.ptr(y))
 
     def flops(self, node: Node) -> int:
         return 6 * node.inputs[0].size  # mean 1, variance 3, multiply-add 2

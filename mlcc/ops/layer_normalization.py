@@ -8,7 +8,6 @@ from math import prod
 
 import numpy as np
 
-from .. import kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, Role, register
@@ -18,6 +17,7 @@ from ._outputs import drop_unread_outputs
 @register
 class LayerNormalization(Op):
     op_type = "LayerNormalization"
+    vector_families = ("f32-norm",)
     role = Role.LAYER_NORMALIZATION
     attrs = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
@@ -41,7 +41,7 @@ class LayerNormalization(Op):
                 raise UnsupportedError(f"a {v.name!r} of shape {v.shape} broadcast over the normalised shape "
                                        f"{x.shape[axis:]} is not supported", node.where())
         ctx.use_kernels("f32-norm")
-        ctx.emit("ops/layer_normalization.c.j2", kernel=kernels.function(ctx.target, "mlcc_f32_norm_layer"),
+        ctx.emit("ops/layer_normalization.c.j2", kernel=ctx.kernel("mlcc_f32_norm_layer"),
                  rows=prod(x.shape[:axis]), n=n, x=ctx.ptr(x), scale=ctx.ptr(scale),
                  bias=ctx.ptr(bias) if bias is not None else "NULL", epsilon=node.attrs["epsilon"], y=ctx.ptr(y))
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import REQUIRED, Op, register
@@ -17,6 +16,7 @@ from ._layout import LayoutAttribute, is_channels_last
 @register
 class LRN(LayoutAttribute, Op):
     op_type = "LRN"
+    vector_families = ("f32-lrn",)
     channels_last_seed = False  # joins a channels-last region, never starts one
     attrs = {"size": REQUIRED, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}
 
@@ -35,11 +35,11 @@ class LRN(LayoutAttribute, Op):
                       x=ctx.ptr(x), y=ctx.ptr(y))
         if is_channels_last(node):
             channels = x.shape[-1]
-            ctx.emit("ops/lrn.c.j2", layout="nhwc", kernel=kernels.function(ctx.target, "mlcc_f32_lrn_nhwc"),
+            ctx.emit("ops/lrn.c.j2", layout="nhwc", kernel=ctx.kernel("mlcc_f32_lrn_nhwc"),
                      pixels=x.size // max(channels, 1), channels=channels, **values)
             return
         batch, channels = x.shape[:2]
-        ctx.emit("ops/lrn.c.j2", layout="nchw", kernel=kernels.function(ctx.target, "mlcc_f32_lrn_nchw"), batch=batch, channels=channels,
+        ctx.emit("ops/lrn.c.j2", layout="nchw", kernel=ctx.kernel("mlcc_f32_lrn_nchw"), batch=batch, channels=channels,
                  inner=x.size // max(batch * channels, 1), **values)
 
     def flops(self, node: Node) -> int:

@@ -46,6 +46,7 @@ def _matrices(node: Node):
 @register
 class MatMul(Op):
     op_type = "MatMul"
+    vector_families = ("f32-gemm",)
     quantized_form = "matmul"
     epilogue_input = 2
     role = Role.MATMUL

@@ -12,6 +12,7 @@ from ._quant import QMatMul, emit_qmatmul
 @register
 class MatMulInteger(Op):
     op_type = "MatMulInteger"
+    vector_families = ("qs8-gemm",)
 
     def lower(self, node: Node, ctx) -> None:
         a, b, a_zero, b_zero = node.inputs[0], node.inputs[1], node.input(2), node.input(3)

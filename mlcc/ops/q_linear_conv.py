@@ -13,6 +13,7 @@ from ._quant import QConv, emit_qconv
 @register
 class QLinearConv(Op):
     op_type = "QLinearConv"
+    vector_families = ("qs8-gemm",)
     quantized_form = "qlinear_conv"  # passes/lower_quantized_islands makes it a QuantizedConv where it can
     attrs = dict(CONV_ATTRS)
 

@@ -12,6 +12,7 @@ from ._quant import QMatMul, emit_qmatmul
 @register
 class QLinearMatMul(Op):
     op_type = "QLinearMatMul"
+    vector_families = ("qs8-gemm",)
 
     def lower(self, node: Node, ctx) -> None:
         a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = (node.input(i) for i in range(8))

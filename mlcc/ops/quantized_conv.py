@@ -17,6 +17,7 @@ from .quantized_mat_mul import DOMAIN, emit_requant
 @register
 class QuantizedConv(Op):
     op_type = "QuantizedConv"
+    vector_families = ("qs8-gemm",)
     domain = DOMAIN
 
     def lower(self, node: Node, ctx) -> None:
@@ -40,6 +41,9 @@ class QuantizedConv(Op):
             rows = min(CONV_ROWS, pixels)
             patches = ctx.scratch(rows * w.shape[1], "patches", dtype="uint8")
             driver, gemm = "mlcc_qs8_conv_nchw", gemm_for(ctx.target)
+        for function in (driver, gemm):
+            if function:
+                ctx.uses_kernel(function)
         geometry = ", ".join(str(int(v)) for v in (
             x.shape[1], in_h, in_w, out_h, out_w, *a["kernel"], *a["stride"], *a["dilation"], *a["pad_begin"],
             a["group"], w.shape[0] // int(a["group"])))

@@ -25,6 +25,7 @@ def emit_requant(ctx, node: Node) -> str:
 @register
 class QuantizedMatMul(Op):
     op_type = "QuantizedMatMul"
+    vector_families = ("qs8-gemm",)
     domain = DOMAIN
 
     def lower(self, node: Node, ctx) -> None:
@@ -32,7 +33,7 @@ class QuantizedMatMul(Op):
         y = node.outputs[0]
         k, n = int(node.attrs["k"]), w.shape[0]
         ctx.use_kernels(FAMILY)
-        ctx.emit("ops/quantized_gemm.c.j2", requant=emit_requant(ctx, node), gemm=gemm_for(ctx.target),
+        ctx.emit("ops/quantized_gemm.c.j2", requant=emit_requant(ctx, node), gemm=ctx.uses_kernel(gemm_for(ctx.target)),
                  m=x.size // k, n=n, k=k, x=ctx.ptr(x), a_flip=int(node.attrs["a_flip"]), w=ctx.ptr(w), ldw=w.shape[1],
                  y=ctx.ptr(y))
 

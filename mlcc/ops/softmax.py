@@ -13,7 +13,7 @@ from math import prod
 
 import numpy as np
 
-from .. import cexpr, kernels
+from .. import cexpr
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, Role, register_family
@@ -54,6 +54,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
     class SoftmaxOp(Op):
         attrs = {"axis": None}  # its default depends on the opset
         role = ROLES.get(op_type)
+        vector_families = ("f32-softmax",)
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
@@ -68,11 +69,11 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported (float32 and double only)", node.where())
             ctx.use_kernels("f32-softmax")
             if inner == 1:
-                ctx.emit("ops/softmax.c.j2", kernel=kernels.function(ctx.target, row.rows_kernel), sizes=[outer, n],
+                ctx.emit("ops/softmax.c.j2", kernel=ctx.kernel(row.rows_kernel), sizes=[outer, n],
                          x=ctx.ptr(x), y=ctx.ptr(y), work=None)
             else:
                 work = ctx.scratch(2 * inner * 4, "max_sum")  # a max and a sum per inner position
-                ctx.emit("ops/softmax.c.j2", kernel=kernels.function(ctx.target, row.strided_kernel), sizes=[outer, n, inner],
+                ctx.emit("ops/softmax.c.j2", kernel=ctx.kernel(row.strided_kernel), sizes=[outer, n, inner],
                          x=ctx.ptr(x), y=ctx.ptr(y), work=work)
 
         def flops(self, node: Node) -> int:

@@ -11,8 +11,9 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
-dequantizes around itself only; the report names each such op of a quantized model, why it stayed in float,
-and their share of the model's FLOPs. Runs first: it needs the weights' DequantizeLinear nodes before folding.
+dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float,
+and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
+Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
 """
 
@@ -250,20 +251,10 @@ def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
     return Node(QLinearMatMul.op_type, node.name, inputs, [q.outputs[0]], {}, QLinearMatMul.domain, 21)
 
 
-def _flops(node: Node) -> int:
-    op = _op(node)
-    try:
-        return int(op.flops(node)) if op is not None else 0
-    except Exception:  # noqa: BLE001 - a count the report can do without
-        return 0
-
-
 def run(graph: Graph) -> dict:
     m = Rewriter(graph)
     made: Counter = Counter()
-    kept: Counter = Counter()
-    total_flops = sum(_flops(n) for n in graph.nodes)
-    float_flops = 0
+    kept: list[dict] = []
     for node in list(graph.nodes):
         op = _op(node)
         if op is None or op.quantized_form is None or node not in graph.nodes:
@@ -272,13 +263,11 @@ def run(graph: Graph) -> dict:
         found = _qlinear_conv(m, node) if qoperator else _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):
             if qoperator or _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
-                kept[f"{node.op_type} {node.name!r}: {found}"] += 1
-                float_flops += _flops(node)
+                kept.append({"node": node.name, "op": node.op_type, "why": found})
             continue
         replacement, replaced = found
         gone = {id(n) for n in replaced}
         graph.nodes = [replacement if n is node else n for n in graph.nodes if id(n) not in gone]
         made[replacement.op_type] += 1
         m.refresh()
-    return {"integer_ops": sum(made.values()), "by_op": dict(sorted(made.items())),
-            "left_in_float": sorted(kept), "left_in_float_flop_share": round(float_flops / total_flops, 4) if total_flops else 0.0}
+    return {"integer_ops": sum(made.values()), "by_op": dict(sorted(made.items())), "left_in_float": kept}
