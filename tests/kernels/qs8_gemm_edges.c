@@ -38,6 +38,9 @@ int main(void) {
 #if defined(__wasm_simd128__)
         {"wasmsimd", mlcc_qs8_gemm__wasmsimd},
 #endif
+#if defined(__wasm_simd128__) && defined(__wasm_relaxed_simd__)
+        {"wasmrelaxed", mlcc_qs8_gemm__wasmrelaxed},
+#endif
 #if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
         {"neondot", mlcc_qs8_gemm__neondot},
 #endif
