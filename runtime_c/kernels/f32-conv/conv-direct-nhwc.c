@@ -73,10 +73,13 @@ void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g
 
 #if MLCC_HAVE_F32V
 #define LANES MLCC_F32V_LANES
-/* accumulators a block may hold: the rest of the register file keeps a panel row of weights and a
- * broadcast (32 vector registers on AVX-512, 16 on AVX2 and in WebAssembly engines on x86) */
-#define ACCUMULATORS (LANES >= 16u ? 24u : 12u)
 #define MAX_VECTORS (MLCC_F32_CONV_MAX_NR / LANES)
+#define MAX_PIXELS 8u
+/* Pixels per block for panels of nv vectors: its nv * pb accumulators, the panel row's nv vectors of weights,
+ * a broadcast and one register to spare fit the shim's register file. On AVX2's 16 a block of 3 vectors
+ * by 4 pixels needed all 16, and clang shuffled and spilled accumulators at every step of k. */
+#define BLOCK_PIXELS(nv) MLCC_MIN(MAX_PIXELS, (MLCC_F32V_REGISTERS - (nv) - 2u) / (nv))
+#define ACCUMULATORS (MAX_PIXELS * MAX_VECTORS)
 
 /* What every block of one output row shares. */
 struct row {
@@ -189,15 +192,14 @@ static FORCE_INLINE void panel_row(size_t pb, size_t nv, const struct row *r, si
     }
 }
 
-/* Every panel of the row, nv vectors wide (a constant once inlined); blocks of up to 8 pixels within the
- * accumulators. */
+/* Every panel of the row, nv vectors wide (a constant once inlined), in blocks of BLOCK_PIXELS(nv). */
 static FORCE_INLINE void row_panels(size_t nv, const struct row *r, size_t ow_a, size_t ow_b, const float *w,
                                     const float *bias, const float *bias_tail, const struct mlcc_f32_epilogue *e)
 {
     for (size_t o0 = 0; o0 < r->out_channels; o0 += r->nr) {
         const float *wp = w + o0 * r->k;  /* panel o0 / nr: k rows of nr */
         const float *bp = bias == NULL ? NULL : o0 + r->nr <= r->out_channels ? bias + o0 : bias_tail;
-        panel_row(MLCC_MIN(ACCUMULATORS / nv, 8u), nv, r, ow_a, ow_b, o0, wp, bp, e);
+        panel_row(BLOCK_PIXELS(nv), nv, r, ow_a, ow_b, o0, wp, bp, e);
     }
 }
 

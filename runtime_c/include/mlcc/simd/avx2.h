@@ -6,6 +6,7 @@
 
 typedef __m256 mlcc_f32v;
 #define MLCC_F32V_LANES 8u
+#define MLCC_F32V_REGISTERS 16u  /* ymm0-15: what a kernel may hold in registers at once */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { _mm256_storeu_ps(p, v); }

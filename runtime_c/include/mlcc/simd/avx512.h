@@ -7,6 +7,7 @@
 
 typedef __m512 mlcc_f32v;
 #define MLCC_F32V_LANES 16u
+#define MLCC_F32V_REGISTERS 32u  /* zmm0-31: what a kernel may hold in registers at once */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { _mm512_storeu_ps(p, v); }

@@ -6,6 +6,7 @@
 
 typedef float32x4_t mlcc_f32v;
 #define MLCC_F32V_LANES 4u
+#define MLCC_F32V_REGISTERS 32u  /* v0-v31: what a kernel may hold in registers at once */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p) { return vld1q_f32(p); }
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { vst1q_f32(p, v); }

@@ -6,6 +6,7 @@
 
 typedef float mlcc_f32v __attribute__((vector_size(32), aligned(4)));
 #define MLCC_F32V_LANES 8u
+#define MLCC_F32V_REGISTERS 32u  /* v0-v31: what a kernel may hold in registers at once */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p)
 {

@@ -7,6 +7,7 @@
 
 typedef v128_t mlcc_f32v;
 #define MLCC_F32V_LANES 4u
+#define MLCC_F32V_REGISTERS 16u  /* engines on x86 map v128 onto xmm0-15: what a kernel may hold at once */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p) { return wasm_v128_load(p); }
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { wasm_v128_store(p, v); }
