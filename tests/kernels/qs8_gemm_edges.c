@@ -50,6 +50,12 @@ int main(void) {
 #if defined(__riscv_vector)
         {"rvv", mlcc_qs8_gemm__rvv},
 #endif
+#if defined(__ARM_FEATURE_MVE)
+        {"mve", mlcc_qs8_gemm__mve},
+#endif
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+        {"dsp", mlcc_qs8_gemm__dsp},
+#endif
         {"reference", mlcc_qs8_gemm__reference},
     };
     static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];

@@ -78,7 +78,7 @@ def test_quantized_model(name, form, opset, target, tmp_path):
 # generated C) under qemu-user, in wasmtime or on the emulated board, against onnxruntime. By default the
 # convolution model where convolutions take the row kernel (no channel-major one), else the MLP; the other
 # model -m slow.
-ISA_TARGETS = ["aarch64", "aarch64-dotprod", "armv7", "riscv64", "wasm32-relaxed"]
+ISA_TARGETS = ["aarch64", "aarch64-dotprod", "armv7", "riscv64", "wasm32-relaxed", "cortex-m4", "cortex-m55"]
 ISA_MODELS = {"features": ("qdq_s8_channel", 17), "mlp": ("qdq_u8_channel", 17)}
 
 

@@ -42,6 +42,12 @@ void mlcc_qs8_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, siz
 void mlcc_qs8_gemm__wasmrelaxed(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                 const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
                                 const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm__dsp(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                        const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                        const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm__mve(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                        const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
+                        const struct mlcc_qs8_requant *rq);
 void mlcc_qs8_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                          const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
                          const struct mlcc_qs8_requant *rq);
