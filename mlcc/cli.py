@@ -345,6 +345,27 @@ def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, optimi
 
 
 @main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--calibration", "calibration", required=True, type=click.Path(dir_okay=False), metavar="DATA.npz",
+              help="Calibration inputs keyed by ONNX input names, samples stacked along the first axis.")
+@click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False), help="The int8 model [MODEL's stem + .int8.onnx].")
+@click.option("--per-tensor", is_flag=True, help="One weight scale per tensor (default: per output channel).")
+@click.option("--activations", type=click.Choice(["uint8", "int8"]), default="uint8", show_default=True,
+              help="The 8-bit type of activations.")
+def quantize(model, calibration, out_path, per_tensor, activations):
+    """Quantize MODEL to int8 (QDQ, through onnxruntime.quantization) and report its error against fp32."""
+    from . import quantize as quantizer
+
+    source = Path(model)
+    out = Path(out_path) if out_path else source.with_name(f"{source.stem}.int8.onnx")
+    if out.resolve() == source.resolve():
+        raise UsageError(f"-o {str(out)!r} would overwrite the model")
+    result = quantizer.quantize(source, calibration, out, per_channel=not per_tensor, activations=activations)
+    for line in quantizer.summary(model, result, not per_tensor, activations):
+        click.echo(line)
+
+
+@main.command()
 def targets():
     """List the targets."""
     from .targets import all_targets, host_target

@@ -5,6 +5,10 @@
 digits_cnn.onnx: a small MNIST-shaped CNN (1x1x28x28 -> 10 class probabilities) with seeded random
 weights: Conv-Relu-MaxPool twice, Flatten, Gemm, Softmax. Small enough to commit, big enough to use
 the main kernels.
+
+digits_calibration.npz: 32 seeded 28x28 images of pen strokes (three thick line segments each, values in
+[0, 1]) stacked along the batch axis, as `mlcc quantize samples/digits_cnn.onnx --calibration ...` reads
+them: the calibration data of the README's int8 example.
 """
 
 from pathlib import Path
@@ -50,6 +54,20 @@ def digits_cnn() -> onnx.ModelProto:
     return model
 
 
+def digits_calibration(count: int = 32) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(28)
+    rows, cols = np.mgrid[0:28, 0:28].astype(np.float32)
+    images = np.zeros((count, 1, 28, 28), np.float32)
+    for image in images:
+        for _ in range(3):
+            (r0, c0), (r1, c1) = rng.uniform(4, 24, (2, 2))
+            t = np.clip(((rows - r0) * (r1 - r0) + (cols - c0) * (c1 - c0)) / max((r1 - r0) ** 2 + (c1 - c0) ** 2, 1e-6), 0, 1)
+            distance = np.hypot(rows - (r0 + t * (r1 - r0)), cols - (c0 + t * (c1 - c0)))
+            image[0] = np.maximum(image[0], np.clip(2.0 - distance, 0, 1))  # a stroke about 3 pixels wide
+    return {"image": np.round(images * 255) / 255}  # 8-bit grey levels, as a scanned digit has
+
+
 if __name__ == "__main__":
     onnx.save(digits_cnn(), str(HERE / "digits_cnn.onnx"))
-    print("wrote", HERE / "digits_cnn.onnx")
+    np.savez_compressed(HERE / "digits_calibration.npz", **digits_calibration())
+    print("wrote", HERE / "digits_cnn.onnx", "and", HERE / "digits_calibration.npz")

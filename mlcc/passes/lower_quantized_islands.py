@@ -11,7 +11,8 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
-dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float,
+dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float
+(as it does every computing op that reads a DequantizeLinear and has no integer form: pooling, Softmax, Add),
 and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
 Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
@@ -251,13 +252,30 @@ def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
     return Node(QLinearMatMul.op_type, node.name, inputs, [q.outputs[0]], {}, QLinearMatMul.domain, 21)
 
 
+def _reads_dequantized(m: Rewriter, node: Node) -> bool:
+    """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
+    return any(v is not None and _op(m.producers.get(id(v))) is not None
+               and _op(m.producers.get(id(v))).quantization == "dequantize" for v in node.inputs)
+
+
+def _computes(node: Node) -> bool:
+    try:
+        return _op(node).flops(node) > 0
+    except Exception:  # noqa: BLE001 - an op that cannot count its FLOPs here is left out of the list
+        return False
+
+
 def run(graph: Graph) -> dict:
     m = Rewriter(graph)
     made: Counter = Counter()
     kept: list[dict] = []
     for node in list(graph.nodes):
         op = _op(node)
-        if op is None or op.quantized_form is None or node not in graph.nodes:
+        if op is None or node not in graph.nodes:
+            continue
+        if op.quantized_form is None:
+            if op.quantization is None and _reads_dequantized(m, node) and _computes(node):
+                kept.append({"node": node.name, "op": node.op_type, "why": "no integer form"})
             continue
         qoperator = op.quantized_form == "qlinear_conv"
         found = _qlinear_conv(m, node) if qoperator else _integer_op(m, node, op.quantized_form)
