@@ -1,0 +1,248 @@
+"""The vision sweep: torchvision architectures (classification, segmentation, detection backbones, video) and
+timm models at random init and small inputs, exported by torch.onnx's legacy (TorchScript) and dynamo exporters,
+built by mlcc for each target and compared with onnxruntime on the same input.
+
+    python -m benchmarks.sweep.vision_models                      # every model, both exporters, host + wasm32 subset
+    python -m benchmarks.sweep.vision_models --only resnet18,timm_lcnet_050 --exporters legacy --targets host
+    python -m benchmarks.sweep.vision_models --markdown benchmarks/results/vision_sweep.md
+
+PyPI's torchvision is a CUDA build that does not import beside mlcc's CPU torch 2.13.0 ('operator torchvision::nms
+does not exist'), so the exports run in a separate venv, .cache/vision-export-venv (git-ignored, made on first use:
+`pip install torch==2.14.1 torchvision==0.29.1`, which pip on Python 3.11 takes from this machine's disk, a CUDA
+build of about 5.5 GB that runs on the CPU; then timm, onnx and onnxscript from PyPI). The export runs there in a
+subprocess (benchmarks/sweep/vision_export.py) and caches the .onnx files in .cache/vision-sweep/; everything after
+the export (onnxruntime, mlcc) runs here. mlcc's own venv is never touched.
+
+Outputs match within rtol 1e-3 and an atol of 1e-4 times the output's largest magnitude (at least 1e-4):
+random-init deep nets grow activations, and onnxruntime and mlcc sum in different orders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.sweep import pass_summary, select_cases
+from benchmarks.sweep.vision_export import CASES, EXPORTERS, Case
+
+RTOL, ATOL = 1e-3, 1e-4
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".cache" / "vision-export-venv"
+EXPORTS = ROOT / ".cache" / "vision-sweep"
+VENV_PACKAGES = (["torch==2.14.1", "torchvision==0.29.1"], ["timm", "onnx", "onnxscript"])
+
+
+@dataclass
+class Result:
+    name: str
+    exporter: str
+    target: str
+    ops: list[str] = field(default_factory=list)
+    status: str = "not run"
+    max_error: float | None = None
+    largest_output: float | None = None  # the reference's largest |value|: what the error is measured against
+    build_seconds: float | None = None
+    reason: str = ""
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def ensure_venv(venv: Path = VENV, log=print) -> Path:
+    """The export venv, made on first use (never mlcc's own venv)."""
+    python = _venv_python(venv)
+    ready = venv / ".mlcc-export-ready"
+    if ready.exists():
+        return python
+    base = getattr(sys, "_base_executable", None) or sys.executable  # the Python this venv was made from
+    log(f"making the export venv {venv} (torch 2.14.1 + torchvision 0.29.1 from this machine's disk, ~5.5 GB)")
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    for packages in VENV_PACKAGES:  # torch first: timm must not pull a different torch
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
+    ready.write_text("")
+    return python
+
+
+def export_all(cases: list[Case], exporters: list[str], exports: Path = EXPORTS, venv: Path = VENV,
+               force: bool = False) -> None:
+    """Runs vision_export in the export venv; it skips what its cache already holds."""
+    python = ensure_venv(venv, log=lambda line: print(line, file=sys.stderr, flush=True))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("VIRTUAL_ENV", None)
+    command = [str(python), "-m", "benchmarks.sweep.vision_export", "--out", str(exports),
+               "--only", ",".join(c.name for c in cases), "--exporters", ",".join(exporters)]
+    subprocess.run(command + (["--force"] if force else []), check=True, env=env, cwd=ROOT)
+
+
+def _one_line(exc: BaseException) -> str:
+    from mlcc.errors import MlccError
+
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = " ".join(lines[:2]) or type(exc).__name__
+    return text[:300] if isinstance(exc, MlccError) else f"{type(exc).__name__}: {text}"[:300]
+
+
+def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work: Path) -> list[Result]:
+    """Builds one cached export for each target, runs it, compares with onnxruntime; one Result per target."""
+    import json
+
+    import onnx
+
+    from mlcc import runners
+    from mlcc.pipeline import BuildOptions, build
+    from mlcc.verify import compare, reference_outputs
+
+    results = [Result(case.name, exporter, t) for t in targets]
+    meta_path = exports / f"{case.name}-{exporter}.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta.get("key") != case.key:
+        for r in results:
+            r.reason = "not exported"
+        return results
+    if meta["status"] != "exported":
+        for r in results:
+            r.status, r.reason = "export failed", meta["reason"]
+        return results
+    path = exports / f"{case.name}-{exporter}.onnx"
+    feeds = {"input": np.load(exports / f"{case.name}.npz")["input"]}
+    model = onnx.load(str(path))
+    ops = sorted({n.op_type for n in model.graph.node})
+    names = [o.name for o in model.graph.output]
+    try:
+        expected, _ = reference_outputs(model, feeds, names)
+    except Exception as exc:
+        for r in results:
+            r.ops, r.status, r.reason = ops, "export failed", f"onnxruntime refuses the export: {_one_line(exc)}"
+        return results
+    for r in results:
+        r.ops = ops
+        start = time.perf_counter()
+        try:
+            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}"))
+            r.build_seconds = time.perf_counter() - start
+            got = runners.load(out_dir).run(feeds)
+        except Exception as exc:
+            r.build_seconds = r.build_seconds or time.perf_counter() - start
+            r.status, r.reason = "build failed", _one_line(exc)
+            continue
+        worst, largest, bad = 0.0, 0.0, []
+        for name in names:
+            magnitude = float(np.max(np.abs(expected[name]))) if expected[name].size else 0.0
+            result = compare(got[name], expected[name], RTOL, ATOL * max(1.0, magnitude))
+            worst, largest = max(worst, result.max_abs), max(largest, magnitude)
+            if not result.ok:
+                bad.append(f"{name}: max abs err {result.max_abs:.3g} (largest |output| {magnitude:.3g})")
+        r.max_error, r.largest_output = worst, largest
+        r.status, r.reason = ("mismatch", "; ".join(bad)) if bad else ("pass", "")
+    return results
+
+
+def table(results: list[Result]) -> str:
+    lines = ["| model | exporter | target | op types | status | max error | max \\|output\\| | build s | failure reason |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        error = "" if r.max_error is None else f"{r.max_error:.2g}"
+        largest = "" if r.largest_output is None else f"{r.largest_output:.2g}"
+        seconds = "" if r.build_seconds is None else f"{r.build_seconds:.1f}"
+        lines.append(f"| {r.name} | {r.exporter} | {r.target} | {len(r.ops) or ''} | {r.status} | {error} | "
+                     f"{largest} | {seconds} | {r.reason.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def cases_table(cases: list[Case]) -> str:
+    lines = ["| model | source | kind | input | how it differs from the published model |", "|---|---|---|---|---|"]
+    for c in cases:
+        lines.append(f"| {c.name} | {c.source} | {c.kind} | {'x'.join(map(str, c.shape))} | {c.note} |")
+    return "\n".join(lines)
+
+
+def summary(results: list[Result]) -> str:
+    return pass_summary(results, "the exports")
+
+
+def select(only: list[str] | None = None) -> list[Case]:
+    return select_cases(CASES, False, only)
+
+
+def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, exports: Path = EXPORTS,
+          progress=None) -> list[Result]:
+    results = []
+    for case in cases:
+        wanted = [t for t in targets if t == "host" or case.wasm]
+        for exporter in exporters:
+            try:
+                got = run_case(case, exporter, wanted, exports, work)
+            except Exception:  # a bug in the sweep itself: keep going, say where
+                got = [Result(case.name, exporter, t, status="sweep error",
+                              reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
+            results += got
+            if progress:
+                for r in got:
+                    progress(f"{r.name:28} {r.exporter:7} {r.target:7} {r.status:13} {r.reason[:100]}")
+    return results
+
+
+def _export_versions(exports: Path, cases: list[Case], exporters: list[str]) -> str:
+    import json
+
+    for case in cases:
+        for exporter in exporters:
+            meta = exports / f"{case.name}-{exporter}.json"
+            if meta.exists():
+                return json.loads(meta.read_text()).get("versions", "")
+    return ""
+
+
+def _versions() -> str:
+    from importlib import metadata
+
+    return ", ".join(f"{p} {metadata.version(p)}" for p in ("onnxruntime", "onnx"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.vision_models", description=__doc__.split("\n\n")[0])
+    p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
+                                                           "them [host,wasm32]")
+    p.add_argument("--exporters", default=",".join(EXPORTERS), help=f"any of {', '.join(EXPORTERS)}")
+    p.add_argument("--only", help="comma-separated case names")
+    p.add_argument("--markdown", type=Path, help="also write the table here")
+    p.add_argument("--work", type=Path, help="keep builds here [a temporary folder]")
+    p.add_argument("--exports", type=Path, default=EXPORTS, help=f"the export cache [{EXPORTS.relative_to(ROOT)}]")
+    p.add_argument("--venv", type=Path, default=VENV, help=f"the export venv [{VENV.relative_to(ROOT)}]")
+    p.add_argument("--reexport", action="store_true", help="export again even where the cache is current")
+    p.add_argument("--no-export", action="store_true", help="use the cache only (no export venv needed)")
+    args = p.parse_args(argv)
+    cases = select([c.strip() for c in args.only.split(",")] if args.only else None)
+    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
+    if set(exporters) - set(EXPORTERS):
+        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(EXPORTERS)))}")
+    if not args.no_export:
+        export_all(cases, exporters, args.exports, args.venv, args.reexport)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        results = sweep(cases, exporters, targets, work, args.exports,
+                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+    text = (f"{table(results)}\n\n{summary(results)}\n\nExported with {_export_versions(args.exports, cases, exporters)}"
+            f" (a separate venv); checked with {_versions()}\n")
+    print(text)
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text("# torchvision and timm sweep\n\n`python -m benchmarks.sweep.vision_models "
+                                 f"--markdown {args.markdown}`\n\n{text}\n## The models\n\n{cases_table(cases)}\n")
+    return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
