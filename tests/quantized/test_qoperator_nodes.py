@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.golden import build_and_run, node_model
-from tests.quantized.test_quantized_models import reference
+from tests.quantized.reference import reference
 
 MS = "com.microsoft"
 
@@ -32,8 +32,10 @@ def _s8(*shape, seed=1):
     return np.random.default_rng(seed).integers(-127, 128, shape).astype(np.int8)
 
 
-@pytest.mark.parametrize("trans_b,per_column,float_out", [(1, True, True), (0, False, False), (0, True, False)])
-def test_qgemm(trans_b, per_column, float_out, target, tmp_path):
+@pytest.mark.parametrize("trans_b,per_column,float_out,alpha", [(1, True, True, 1.0), (0, False, False, 1.0),
+                                                                (0, True, False, 1.0), (0, False, False, -0.75),
+                                                                (1, True, True, 1.5)])
+def test_qgemm(trans_b, per_column, float_out, alpha, target, tmp_path):
     a = _u8(3, 20)
     b = _s8(7, 20) if trans_b else _s8(20, 7)
     b_scale = np.linspace(0.01, 0.03, 7).astype(np.float32) if per_column else np.float32(0.02)
@@ -42,7 +44,7 @@ def test_qgemm(trans_b, per_column, float_out, target, tmp_path):
              "c": np.arange(-3, 4).astype(np.int32) * 50}
     if not float_out:
         inits.update(y_scale=np.float32(0.5), y_zero=np.uint8(128))
-    model = _model("QGemm", {"a": a}, inits, {"transB": trans_b, "alpha": 1.0},
+    model = _model("QGemm", {"a": a}, inits, {"transB": trans_b, "alpha": alpha},
                    (np.float32 if float_out else np.uint8, (3, 7)))
     _check(model, {"a": a}, target, tmp_path, 1e-4 if float_out else 0.5)
 
