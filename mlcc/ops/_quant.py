@@ -151,16 +151,18 @@ def emit_qmatmul(node: Node, ctx, q: QMatMul) -> None:
     for v in (q.a_scale, q.b_scale, q.y_scale):
         if v is not None and v.dtype != np.float32:
             raise UnsupportedError(f"{node.op_type} with {v.type_str()} scales (float32 only)", node.where())
-    if len(a.shape) < 2 or len(b.shape) < 2:
-        raise UnsupportedError(f"{node.op_type} of {a.type_str()} x {b.type_str()} (matrices only)", node.where())
-    (m, k), (kb, n) = a.shape[-2:], b.shape[-2:]
+    # as numpy.matmul: a vector A is one row (its dim dropped from Y), a vector B one column
+    a_shape = (1, *a.shape) if len(a.shape) == 1 else tuple(a.shape)
+    b_shape = (*b.shape, 1) if len(b.shape) == 1 else tuple(b.shape)
+    (m, k), (kb, n) = a_shape[-2:], b_shape[-2:]
     try:
-        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
     except ValueError:
         raise UnsupportedError(f"batch dims of {a.type_str()} and {b.type_str()} do not broadcast", node.where()) from None
-    if k != kb or tuple(y.shape) != (*batch, m, n):
+    y_shape = (*batch, *((m,) if len(a.shape) > 1 else ()), *((n,) if len(b.shape) > 1 else ()))
+    if k != kb or tuple(y.shape) != y_shape:
         raise UnsupportedError(f"{node.op_type} of {a.type_str()} x {b.type_str()} -> {y.type_str()}", node.where())
-    nest = loop_nest(batch, [a.shape[:-2], b.shape[:-2]])
+    nest = loop_nest(batch, [a_shape[:-2], b_shape[:-2]])
     store = "acc"
     if q.y_scale is not None:
         if q.y_scale.size != 1 or (q.y_zero is not None and q.y_zero.size != 1):

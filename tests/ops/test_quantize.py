@@ -100,6 +100,8 @@ def test_dynamic_quantize_linear(x, target, tmp_path):
     ((4, 3), (3, 5), np.arange(4).astype(np.uint8), np.arange(5).astype(np.uint8) * 3),  # per row / column (not in onnxruntime)
     ((2, 3, 6), (6, 4), None, None),
     ((2, 1, 3, 6), (5, 6, 2), np.uint8(100), None),  # broadcast batch dims
+    ((6,), (2, 6, 3), np.uint8(9), np.uint8(4)),  # a vector A: one row, its dim dropped
+    ((2, 4, 6), (6,), None, np.uint8(250)),  # a vector B: one column
 ])
 def test_matmul_integer(a_shape, b_shape, a_zero, b_zero, target, tmp_path):
     a, b = _ints(np.uint8, *a_shape), _ints(np.uint8, *b_shape, seed=1)
@@ -120,6 +122,7 @@ def test_matmul_integer(a_shape, b_shape, a_zero, b_zero, target, tmp_path):
     (np.uint8, (5, 8), (8, 6), False),
     (np.int8, (2, 5, 8), (2, 8, 6), False),
     (np.uint8, (3, 16), (16, 4), True),  # b's scale and zero point per column
+    (np.int8, (8,), (8, 6), False),  # a vector A (onnxruntime's quantizer writes these for a 1-D MatMul)
 ])
 def test_qlinear_matmul(dtype, a_shape, b_shape, per_column, target, tmp_path):
     a, b = _ints(dtype, *a_shape), _ints(dtype, *b_shape, seed=1)
