@@ -485,17 +485,19 @@ def _input_shape(rng: np.random.Generator) -> tuple:
     return tuple(int(rng.integers(1, 9 if rank == 5 else 17)) for _ in range(rank))
 
 
-def random_model(seed: int) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    """A valid float32 model of 1-MAX_NODES nodes and its inputs, both determined by `seed`."""
+def random_model(seed: int, builders=None, opsets=OPSETS) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A valid float32 model of 1-MAX_NODES nodes and its inputs, both determined by `seed` (nodes drawn from
+    `builders`, OP_BUILDERS by default)."""
+    builders = builders or OP_BUILDERS
     rng = np.random.default_rng(seed)
-    b = Builder(rng, opset=int(rng.choice(OPSETS)))
+    b = Builder(rng, opset=int(rng.choice(opsets)))
     x = b.graph_input(_input_shape(rng))
     wanted = int(rng.integers(1, MAX_NODES + 1))
     made: list[str] = []
     attempts = 0
     while len(made) < wanted and attempts < 200:
         attempts += 1
-        builder = OP_BUILDERS[rng.integers(len(OP_BUILDERS))]
+        builder = builders[rng.integers(len(builders))]
         mark = b.mark()
         try:
             x = builder(b, x)

@@ -6,49 +6,23 @@ share of bit-exact elements is asserted too, so a drift that stays under one ste
 
 import re
 
-import numpy as np
-import onnxruntime as ort
 import pytest
 
 from tests.golden import build_and_run
 from tests.quantized.models import FLOAT_MODELS, FORMS, feeds, input_shape, quantized
-
-
-def reference(model, inputs) -> dict:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
-
-
-def output_step(model, name: str) -> float | None:
-    """The quantization step of a graph output made by a DequantizeLinear, else None."""
-    inits = {i.name: i for i in model.graph.initializer}
-    for node in model.graph.node:
-        if name in node.output and node.op_type == "DequantizeLinear" and node.input[1] in inits:
-            from onnx import numpy_helper
-            return float(numpy_helper.to_array(inits[node.input[1]]).max())
-    return None
+from tests.quantized.reference import distances, reference
 
 
 def compare(model, got: dict, expected: dict) -> list[tuple[str, float, float]]:
     """(output, largest difference in steps, share of bit-exact elements) per output; asserts the bound."""
     rows = []
-    for name, want in expected.items():
-        have = got[name]
-        assert have.shape == want.shape, f"{name}: shape {have.shape} != {want.shape}"
-        step = output_step(model, name)
-        diff = np.abs(have.astype(np.float64) - want.astype(np.float64))
-        exact = float(np.mean(have == want))
-        if step is None:  # a float output (dynamic quantization): the integer product then float math
-            bound = 1e-4 * max(1.0, float(np.abs(want).max()))
-            assert diff.max() <= bound, f"{name}: max abs err {diff.max():.3g} over {bound:.3g}"
-            rows.append((name, float(diff.max()), exact))
+    for row in distances(model, got, expected):
+        if row.steps is None:  # a float output (dynamic quantization): the integer product then float math
+            assert row.within(), f"{row.output}: max abs err {row.max_abs:.3g} over {row.float_bound:.3g}"
+            rows.append((row.output, row.max_abs, row.exact))
         else:
-            steps = float(diff.max() / step)
-            assert steps <= 1.0 + 1e-3, f"{name}: {steps:.2f} quantization steps from the reference"
-            rows.append((name, steps, exact))
+            assert row.within(1.0), f"{row.output}: {row.steps:.2f} quantization steps from the reference"
+            rows.append((row.output, row.steps, row.exact))
     return rows
 
 
