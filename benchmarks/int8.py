@@ -1,6 +1,6 @@
 """int8 against fp32: suite models quantized by onnxruntime.quantization (QDQ static, per-channel int8 weights,
-uint8 activations, calibrated on 4 seeded random batches), then mlcc int8 (each host target this CPU runs:
-AVX-512 VNNI where it has it), mlcc fp32 and onnxruntime int8 and fp32 (one thread, all optimisations),
+uint8 activations, calibrated on 4 seeded random batches), then mlcc int8 (the host target, plain AVX2 and
+AVX-512 VNNI, where this CPU runs them), mlcc fp32 and onnxruntime int8 and fp32 (one thread, all optimisations),
 alternating rounds, median of the rounds' medians (CPU time for mlcc). Also arena and weights bytes.
 
     python -m benchmarks.int8 [--models resnet8,ds_cnn_kws,mobilenet_v2] [--rounds 3] [--budget 2]
@@ -44,13 +44,14 @@ def quantize(model: onnx.ModelProto, src: Path, dst: Path) -> None:
 
 
 def int8_targets() -> list[str]:
-    """The host target, and the VNNI one where this CPU runs it."""
-    names = [host_target().name]
-    vnni = resolve("x86_64-avx512-vnni")
+    """The host target, plain AVX2 (x86_64: many CPUs have no VNNI) and the VNNI one, those this CPU runs."""
     from mlcc.targets import _host_cpu_flags
 
-    if set(vnni.cpu_flags) <= _host_cpu_flags() and vnni.name not in names:
-        names.append(vnni.name)
+    names = [host_target().name]
+    for name in ("x86_64", "x86_64-avx512-vnni"):
+        target = resolve(name)
+        if target.machine == host_target().machine and set(target.cpu_flags) <= _host_cpu_flags() and name not in names:
+            names.append(name)
     return names
 
 

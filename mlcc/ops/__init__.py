@@ -210,6 +210,11 @@ class Op:
         return bool(runtime) and all(v.shape == y.shape for v in runtime) and all(
             len(v.shape) <= 4 for v in node.inputs if v is not None)
 
+    def runs_channels_last_on(self, node: Node, target) -> bool:
+        """Is channels-last this node's better layout on `target`? (An op whose channel-major kernels some
+        targets run faster says no there.) Asked only of nodes that `runs_channels_last`."""
+        return True
+
     def to_channels_last(self, node: Node) -> None:
         """Rewrite the node's attributes for channels-last activations (the pass swaps its values)."""
 

@@ -83,3 +83,28 @@ def nchw_gemm_for(target: Target) -> str | None:
     """The target's channel-major kernel, when its variant has one."""
     variant = variant_for(target)
     return f"mlcc_qs8_gemm_nchw__{variant['nchw']}" if variant.get("nchw") else None
+
+
+PANEL = 16  # qs8-packed's columns per panel (MLCC_QS8_PACKED_NR)
+PATCH_BYTES = 16384  # the channels-last convolution's patches block: rows of k bytes, about a third of L1
+
+
+def packed_panels(w: np.ndarray) -> np.ndarray:
+    """int8 [n, k] weights in qs8-packed's layout (runtime_c/include/mlcc/kernels/qs8-packed.h): per panel of
+    16 columns, their int32 sums, then ceil(k/4) quads of 16 columns x 4 bytes, zero past k and n."""
+    n, k = w.shape
+    panels, quads = -(-n // PANEL), -(-k // 4)
+    padded = np.zeros((panels * PANEL, quads * 4), np.int8)
+    padded[:n, :k] = w
+    sums = padded.sum(axis=1, dtype=np.int64).astype("<i4").reshape(panels, PANEL)
+    body = padded.reshape(panels, PANEL, quads, 4).transpose(0, 2, 1, 3).reshape(panels, quads * PANEL * 4)
+    return np.ascontiguousarray(np.concatenate([sums.view(np.int8).reshape(panels, 4 * PANEL), body], axis=1).reshape(-1))
+
+
+def runs_channels_last(target: Target) -> bool:
+    """Channels-last int8 where the target has a packed GEMM on its ISA, or no qs8-gemm kernel on its ISA
+    either (then both layouts are scalar, and channels-last spares the transposes around the float ops). A
+    target with only qs8-gemm kernels (a row or channel-major one) keeps channel-major convolutions on them."""
+    if kernels.kernel(target, "mlcc_qs8_packed_gemm").where == "isa":
+        return True
+    return variant_for(target)["gemm"] == "reference" and nchw_gemm_for(target) is None

@@ -226,3 +226,17 @@ def emit_qconv(node: Node, ctx, q: QConv) -> None:
              x_zero=scalar_or(node, q.x_zero, 1, "0", ctx, "x_zero_point"),
              w_zero=scalar_or(node, q.w_zero, out_channels, "oc", ctx, "w_zero_point"),
              bias=f"{ctx.ptr(q.bias)}[oc]" if q.bias is not None else "0", store=store)
+
+
+class PerTensorChannelsLast:
+    """The channels-last capability (passes/choose_layout) of QuantizeLinear / DequantizeLinear: with one scale
+    and zero point for the whole tensor they compute each element alone, so a region of integer convolutions
+    runs through the Q -> float op -> DQ between them without a transpose. A mixin listed before Op."""
+
+    def activation_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def runs_channels_last(self, node: Node) -> bool:
+        x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)
+        return (len(x.shape) == 4 and not x.is_const and scale.size == 1 and (zero is None or zero.size == 1)
+                and not int(node.attrs.get("block_size", 0) or 0))

@@ -9,12 +9,12 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._quant import broadcast_param, quant_axis, quant_range
+from ._quant import PerTensorChannelsLast, broadcast_param, quant_axis, quant_range
 from .quantize_linear import emit_quant
 
 
 @register
-class DequantizeLinear(Op):
+class DequantizeLinear(PerTensorChannelsLast, Op):
     op_type = "DequantizeLinear"
     quantization = "dequantize"
     attrs = {"axis": 1, "block_size": 0, "output_dtype": 0}

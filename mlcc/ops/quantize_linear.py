@@ -11,13 +11,13 @@ from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._quant import broadcast_param, param_regions, quant_axis, quant_range
+from ._quant import PerTensorChannelsLast, broadcast_param, param_regions, quant_axis, quant_range
 
 FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp in float, else in double
 
 
 @register
-class QuantizeLinear(Op):
+class QuantizeLinear(PerTensorChannelsLast, Op):
     op_type = "QuantizeLinear"
     quantization = "quantize"
     attrs = {"axis": 1, "saturate": 1, "block_size": 0, "output_dtype": 0, "precision": 0}

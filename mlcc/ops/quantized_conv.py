@@ -1,26 +1,62 @@
-"""QuantizedConv (internal, domain "mlcc"): a 1-D or 2-D NCHW convolution of 8-bit activations by int8
-weights, requantized, through runtime_c/kernels/qs8-gemm (patches of CONV_ROWS output pixels at a time in
-scratch, then the GEMM); made by passes/lower_quantized_islands (see quantized_mat_mul for the operands).
+"""QuantizedConv (internal, domain "mlcc"): a 1-D or 2-D convolution of 8-bit activations by int8 weights,
+requantized; made by passes/lower_quantized_islands (see quantized_mat_mul for the operands).
+
+NCHW: through runtime_c/kernels/qs8-gemm (patches of CONV_ROWS output pixels at a time in scratch, then the
+GEMM). Channels-last (attr layout "NHWC", set by passes/choose_layout on targets where it pays: _qs8.
+runs_channels_last): a depthwise one through qs8-dwconv (channels as the vector lanes, weights re-laid taps x
+channels at build time), the others through qs8-packed (weights packed in 16-column panels at build time; a
+1x1 reads its input in place, a KxK gathers each pixel's taps as runs of channels).
 
 Attributes: the geometry (kernel, stride, dilation, pad_begin: 2 ints each, group), x_zero (the padding's
-value), a_flip, y_zero, y_min, y_max.
+value), a_flip, y_zero, y_min, y_max; layout.
 """
 
 from __future__ import annotations
 
-from ..ir import Node
+import numpy as np
+
+from ..ir import Node, Value
 from . import Op, register
-from ._qs8 import CONV_ROWS, FAMILY, gemm_for, nchw_gemm_for
+from ._layout import NHWC, is_channels_last
+from ._qs8 import (
+    CONV_ROWS,
+    FAMILY,
+    PATCH_BYTES,
+    gemm_for,
+    nchw_gemm_for,
+    packed_panels,
+    runs_channels_last,
+)
 from .quantized_mat_mul import DOMAIN, emit_requant
 
 
 @register
 class QuantizedConv(Op):
     op_type = "QuantizedConv"
-    vector_families = ("qs8-gemm",)
+    vector_families = ("qs8-gemm", "qs8-packed", "qs8-dwconv")
     domain = DOMAIN
+    channels_last_seed = True
+
+    # --- channels-last (passes/choose_layout) ----------------------------------------------------
+    def activation_inputs(self, node: Node) -> list[int]:
+        return [0]
+
+    def runs_channels_last(self, node: Node) -> bool:
+        """2-D, and one group or depthwise (a grouped one stays channel-major)."""
+        x, w = node.inputs[0], node.inputs[1]
+        group = int(node.attrs["group"])
+        return len(x.shape) == 4 and not x.is_const and (group == 1 or group == x.shape[1] == w.shape[0])
+
+    def runs_channels_last_on(self, node: Node, target) -> bool:
+        return runs_channels_last(target)
+
+    def to_channels_last(self, node: Node) -> None:
+        node.attrs["layout"] = NHWC
 
     def lower(self, node: Node, ctx) -> None:
+        if is_channels_last(node):
+            self._lower_channels_last(node, ctx)
+            return
         x, w = node.inputs[0], node.inputs[1]
         y = node.outputs[0]
         a = node.attrs
@@ -52,8 +88,40 @@ class QuantizedConv(Op):
                  y=ctx.ptr(y), y_size=y.size // y.shape[0], x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]),
                  w=ctx.ptr(w), ldw=w.shape[1], rows=rows, patches=patches)
 
+    def _lower_channels_last(self, node: Node, ctx) -> None:
+        x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+        a = node.attrs
+        (in_h, in_w, channels), (out_h, out_w, n) = x.shape[1:], y.shape[1:]
+        kh, kw = (int(v) for v in a["kernel"])
+        taps = kh * kw
+        geometry = ", ".join(str(int(v)) for v in (
+            channels, in_h, in_w, out_h, out_w, kh, kw, *a["stride"], *a["dilation"], *a["pad_begin"], a["group"],
+            n // int(a["group"])))
+        common = dict(requant=emit_requant(ctx, node), geometry=geometry, batch=x.shape[0], x=ctx.ptr(x),
+                      x_size=x.size // x.shape[0], y=ctx.ptr(y), y_size=y.size // y.shape[0],
+                      x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]))
+        ctx.use_kernels(FAMILY)  # qs8-gemm.h: the requantization both channels-last families share
+        if int(a["group"]) > 1:  # depthwise: the weights as taps x channels, the vector of a channel block
+            laid = np.ascontiguousarray(w.data[:, :taps].T)
+            weights = ctx.constant(Value(f"{w.name}_taps", np.dtype(np.int8), laid.shape, laid))
+            ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_dwconv_nhwc"),
+                     w=weights, patches=None, **common)
+            return
+        k = taps * channels
+        rows = w.data[:, :k].reshape(n, channels, kh, kw).transpose(0, 2, 3, 1).reshape(n, k)  # (kh, kw, c)
+        packed = packed_panels(rows)
+        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
+        in_place = (taps == 1 and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
+                    and (in_h, in_w) == (out_h, out_w))
+        block = min(out_h * out_w, max(8, PATCH_BYTES // k // 8 * 8))
+        patches = "NULL" if in_place else ctx.scratch(block * k, "patches", dtype="uint8")
+        ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
+                 w=weights, patches=patches, rows=block, **common)
+
     def flops(self, node: Node) -> int:
         taps = int(node.attrs["kernel"][0]) * int(node.attrs["kernel"][1])
+        if is_channels_last(node):
+            return 2 * node.outputs[0].size * node.inputs[0].shape[-1] // int(node.attrs["group"]) * taps
         group_in = node.inputs[0].shape[1] // int(node.attrs["group"])
         return 2 * node.outputs[0].size * group_in * taps
 

@@ -6,9 +6,11 @@ and pooling, so their loops vectorise across channels.
 
 A region is a connected set of nodes on 4-D tensors whose ops say they can run channels-last
 (`Op.runs_channels_last`: today Conv with constant weights, the float32 pools, LRN, elementwise ops whose
-runtime operands all have the output's shape, Concat on the channel axis), linked through the inputs
-carrying activations (`Op.activation_inputs`), holding at least one seed (`Op.channels_last_seed`: Conv, a
-pool). Its nodes switch in place (`Op.to_channels_last`: Conv, the pools and LRN get `layout="NHWC"`,
+runtime operands all have the output's shape, Concat on the channel axis, the integer QuantizedConv and the
+per-tensor QuantizeLinear / DequantizeLinear between them; and `Op.runs_channels_last_on` the target: int8
+convolutions only where the target has channels-last int8 kernels on its ISA), linked through the inputs
+carrying activations (`Op.activation_inputs`), holding at least one seed (`Op.channels_last_seed`: Conv,
+QuantizedConv, a pool). Its nodes switch in place (`Op.to_channels_last`: Conv, the pools and LRN get `layout="NHWC"`,
 Concat's axis becomes 3), every value they produce becomes [N, H, W, C], and constant operands are permuted
 at build time as each reader reads them (`Op.channels_last_constant`: a per-channel [C, 1, 1] becomes [C]).
 Transposes are inserted only where a value crosses the region's boundary (graph inputs and outputs, readers
@@ -36,12 +38,12 @@ TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 SHUFFLE_PERM, SHUFFLE_PERM_NHWC = [0, 2, 1, 3, 4], [0, 1, 2, 4, 3]
 
 
-def _capable(node: Node) -> bool:
-    """Can the node join a region (its op's Op.runs_channels_last, on a 4-D output)?"""
+def _capable(node: Node, target: Target) -> bool:
+    """Can the node join a region (its op's Op.runs_channels_last on a 4-D output, and on this target)?"""
     op = ops.of(node)
-    if op is None or node.domain or not node.outputs or len(node.outputs[0].shape) != 4:
+    if op is None or not node.outputs or len(node.outputs[0].shape) != 4:
         return False
-    return op.runs_channels_last(node)
+    return op.runs_channels_last(node) and op.runs_channels_last_on(node, target)
 
 
 def _channel_shuffles(rw: Rewriter) -> dict[int, str]:
@@ -68,9 +70,9 @@ def _channel_shuffles(rw: Rewriter) -> dict[int, str]:
     return roles
 
 
-def _regions(graph: Graph, shuffles: dict[int, str]) -> list[list[Node]]:
+def _regions(graph: Graph, shuffles: dict[int, str], target: Target) -> list[list[Node]]:
     """Connected groups of capable nodes (linked by the values one produces and another reads) holding a seed."""
-    capable = [n for n in graph.nodes if _capable(n) or id(n) in shuffles]
+    capable = [n for n in graph.nodes if _capable(n, target) or id(n) in shuffles]
     parent = {id(n): id(n) for n in capable}
 
     def find(i: int) -> int:
@@ -102,7 +104,7 @@ def run(graph: Graph, target: Target) -> dict:
         return {"layout": layout, "regions": 0}
     rw = Rewriter(graph)
     shuffles = _channel_shuffles(rw)
-    regions = _regions(graph, shuffles)
+    regions = _regions(graph, shuffles, target)
     inside = {id(n) for r in regions for n in r}
     if not inside:
         return {"layout": layout, "regions": 0}

@@ -150,3 +150,43 @@ def test_residual_and_activation_epilogues_channels_last(target, tmp_path):
     model = make(nodes, [helper.make_tensor_value_info("x", F, [1, 4, 9, 9])],
                  [helper.make_tensor_value_info("y", F, [1, 7, 5, 5])], inits)
     check_model(model, {"x": rand(1, 4, 9, 9)}, target, tmp_path, **TOL)
+
+
+def _quantized_block(tmp_path):
+    """block() quantized by onnxruntime (QDQ, per-channel int8 weights, uint8 activations), then its islands
+    made integer ops."""
+    import onnx
+    from onnxruntime import quantization as q
+
+    src, dst = tmp_path / "block.onnx", tmp_path / "block.int8.onnx"
+    onnx.save(block(), str(src))
+
+    class Calibration(q.CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rand(2, 3, 8, 8, seed=s)} for s in range(2)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    q.quantize_static(str(src), str(dst), Calibration(), quant_format=q.QuantFormat.QDQ, per_channel=True,
+                      activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
+    model = onnx.load(str(dst))
+    graph = imported(model)
+    run_pass(graph, "lower_quantized_islands")
+    run_pass(graph, "eliminate_dead_code")
+    return model, graph
+
+
+def test_integer_convolutions_run_channels_last_where_the_target_has_kernels_for_it(tmp_path):
+    """x86_64 has qs8-packed's AVX2 GEMM: the integer convolutions, depthwise included, and the per-tensor Q / DQ
+    around the float ops between them run channels-last with no Transpose inside; wasm32 (no qs8-packed form
+    on SIMD128, a channel-major one in qs8-gemm) keeps them channel-major. Numerics: tests/quantized."""
+    model, graph = _quantized_block(tmp_path)
+    run_pass(graph, "choose_layout", target="x86_64")
+    convs = [n for n in graph.nodes if n.op_type == "QuantizedConv"]
+    assert len(convs) == 4 and all(n.attrs.get("layout") == "NHWC" for n in convs)
+    transposes = [n for n in graph.nodes if n.op_type == "Transpose"]
+    assert len(transposes) == 1 and transposes[0].inputs[0].name == "x"  # the graph input, once
+    _, graph = _quantized_block(tmp_path)
+    run_pass(graph, "choose_layout", target="wasm32")
+    assert all(n.attrs.get("layout") != "NHWC" for n in graph.nodes if n.op_type == "QuantizedConv")

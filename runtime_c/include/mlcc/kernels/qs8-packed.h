@@ -1,0 +1,42 @@
+/* qs8-packed: 8-bit GEMM on weights packed at build time in panels of 16 output columns, for channels-last
+ * (NHWC) convolutions and products whose rows are pixels or tokens:
+ *
+ *   c[i*ldc + j] = requantize(bias[j] + sum_p a'[i*lda + p] * w[j][p], j) for i < m, j < n,
+ *   a' = (int8_t)(a ^ a_flip) and requantize as in qs8-gemm.h (whose structs this family shares).
+ *
+ * The packed weights: panel t holds columns 16t .. 16t + 15 as
+ *   int32 sums[16]                      sum_p w[j][p] (0 past n): a kernel that multiplies unsigned bytes
+ *                                       (AVX-512 VNNI's vpdpbusd) feeds a' + 128 and takes back 128 * sums
+ *   int8  quads[(k + 3) / 4][16][4]     w[16t + column][4q .. 4q + 3], zero past k and past n
+ * so a panel is mlcc_qs8_packed_panel_bytes(k) bytes (a multiple of 64; the blob is 64-byte aligned) and
+ * mlcc/ops/_qs8.py packs it. Every form sums exact 32-bit products of 8-bit values (no saturating pair
+ * sums), so every form is bit-identical to mlcc_qs8_packed_gemm__reference, the oracle of tests/kernels. */
+#ifndef MLCC_KERNELS_QS8_PACKED_H
+#define MLCC_KERNELS_QS8_PACKED_H
+
+#include "mlcc/kernels/qs8-gemm.h"  /* struct mlcc_qs8_requant, struct mlcc_qs8_conv_geometry */
+#include "mlcc/runtime.h"
+
+#define MLCC_QS8_PACKED_NR 16
+
+static inline size_t mlcc_qs8_packed_panel_bytes(size_t k) { return 64u * (1u + (k + 3u) / 4u); }
+
+typedef void (*mlcc_qs8_packed_gemm_fn)(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                        const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+
+void mlcc_qs8_packed_gemm__reference(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                     const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_packed_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                      const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+
+/* A convolution (one group) of one NHWC image x to NHWC y through `gemm`: a 1x1 convolution with stride 1 and
+ * no padding multiplies x in place (rows are pixels); otherwise the patches of `rows` output pixels at a time
+ * are gathered into `patches` (rows x k bytes, k = kernel_h * kernel_w * channels in (kh, kw, c) order, each
+ * tap a run of the pixel's channels; taps in the padding hold x_zero, as the folded bias expects). */
+void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                        uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm);
+
+#endif /* MLCC_KERNELS_QS8_PACKED_H */

@@ -1,0 +1,57 @@
+/* qs8-packed convolution driver: channels-last patches gathered by blocks of output pixels, then the packed
+ * GEMM (see qs8-packed.h). */
+#include <string.h>
+
+#include "mlcc/kernels/qs8-packed.h"
+
+/* A short run of bytes: copies of a constant size, which compile to moves (a call to memcpy per tap of a few
+ * channels costs more than the copy) */
+static inline void copy_run(uint8_t *dst, const uint8_t *src, size_t bytes) {
+    for (; bytes >= 16; bytes -= 16, dst += 16, src += 16) memcpy(dst, src, 16);
+    for (; bytes >= 4; bytes -= 4, dst += 4, src += 4) memcpy(dst, src, 4);
+    for (; bytes > 0; --bytes) *dst++ = *src++;
+}
+
+static inline void fill_run(uint8_t *dst, uint8_t value, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) dst[i] = value;
+}
+
+void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                        uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm) {
+    const size_t channels = g->channels, n = g->group_out, pixels = g->out_h * g->out_w;
+    const size_t k = g->kernel_h * g->kernel_w * channels, span = g->kernel_w * channels;
+    if (g->kernel_h == 1 && g->kernel_w == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
+        g->pad_left == 0 && g->out_h == g->in_h && g->out_w == g->in_w) {
+        gemm(pixels, n, k, x, channels, a_flip, packed, y, n, rq);
+        return;
+    }
+    for (size_t first = 0; first < pixels; first += rows) {
+        const size_t count = MLCC_MIN(rows, pixels - first);
+        for (size_t r = 0; r < count; ++r) {
+            const size_t oh = (first + r) / g->out_w, ow = (first + r) % g->out_w;
+            /* left of the padding wraps around to a huge size_t: one test covers both sides */
+            const size_t iw0 = ow * g->stride_w - g->pad_left, iw_last = iw0 + (g->kernel_w - 1) * g->dilation_w;
+            const bool whole = g->dilation_w == 1 && iw0 < g->in_w && iw_last < g->in_w;  /* the kw taps are one run */
+            uint8_t *row = patches + r * k;
+            for (size_t kh = 0; kh < g->kernel_h; ++kh, row += span) {
+                const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
+                if (ih >= g->in_h) {
+                    fill_run(row, x_zero, span);
+                } else if (whole) {
+                    copy_run(row, x + (ih * g->in_w + iw0) * channels, span);
+                } else {
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw) {
+                        const size_t iw = iw0 + kw * g->dilation_w;
+                        if (iw < g->in_w) {
+                            copy_run(row + kw * channels, x + (ih * g->in_w + iw) * channels, channels);
+                        } else {
+                            fill_run(row + kw * channels, x_zero, channels);
+                        }
+                    }
+                }
+            }
+        }
+        gemm(count, n, k, patches, k, a_flip, packed, y + first * n, n, rq);
+    }
+}

@@ -1,0 +1,98 @@
+/* qs8-packed GEMM for AVX2 (see qs8-packed.h): tiles of 2 rows x one 16-column panel. A row's 4 bytes of k are
+ * sign-extended to 16 bits and broadcast; 16 bytes of the panel (4 columns x 4 k) are sign-extended and
+ * multiplied with vpmaddwd, which sums pairs of exact 16-bit products into 32 bits (no saturation, unlike
+ * vpmaddubsw); each column's two pair sums are added at the end (vphaddd). Requantization is vectorised
+ * across columns with each lane's multiplier and shift (qs8-gemm.h's 2^62 trick for the arithmetic shift).
+ * A shift below 31 (a real multiplier of 1 or more) takes the reference's code. */
+#if defined(__AVX2__)
+#include <immintrin.h>
+#include <string.h>
+
+#include "mlcc/kernels/qs8-packed.h"
+
+#define MR 2
+
+static inline __m256i requantize8(__m256i acc, const int32_t *multiplier, const int32_t *shift) {
+    const __m256i mult = _mm256_loadu_si256((const __m256i *)multiplier);
+    const __m256i shifts = _mm256_loadu_si256((const __m256i *)shift);
+    const __m256i one = _mm256_set1_epi64x(1), bias62 = _mm256_set1_epi64x((int64_t)1 << 62);
+    const __m256i sixty_two = _mm256_set1_epi64x(62);
+    const __m256i s_even = _mm256_and_si256(shifts, _mm256_set1_epi64x(0xFFFFFFFF)), s_odd = _mm256_srli_epi64(shifts, 32);
+    const __m256i round_even = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(s_even, one)), bias62);
+    const __m256i round_odd = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(s_odd, one)), bias62);
+    __m256i even = _mm256_add_epi64(_mm256_mul_epi32(acc, mult), round_even);
+    __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(mult, 32)), round_odd);
+    even = _mm256_sub_epi64(_mm256_srlv_epi64(even, s_even), _mm256_sllv_epi64(one, _mm256_sub_epi64(sixty_two, s_even)));
+    odd = _mm256_sub_epi64(_mm256_srlv_epi64(odd, s_odd), _mm256_sllv_epi64(one, _mm256_sub_epi64(sixty_two, s_odd)));
+    return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+/* a row's quad q as four sign-extended 16-bit values, in every 64-bit lane */
+static inline __m256i row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
+    uint32_t bytes = 0;
+    if (4 * q + 4 <= k) {
+        memcpy(&bytes, row + 4 * q, 4);
+    } else {  /* past k meets the panel's zero padding */
+        for (size_t p = 4 * q; p < k; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
+    }
+    return _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128((int)(bytes ^ flip))));
+}
+
+void mlcc_qs8_packed_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    for (size_t j = 0; j < n; ++j) {
+        if (rq->shift[j] < 31) {
+            mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
+            return;
+        }
+    }
+    const size_t panel = mlcc_qs8_packed_panel_bytes(k), quads = (k + 3) / 4;
+    const uint32_t flip = a_flip * 0x01010101u;
+    const __m256i zero_point = _mm256_set1_epi32(rq->y_zero);
+    const __m256i low = _mm256_set1_epi32(rq->y_min), high = _mm256_set1_epi32(rq->y_max);
+    const bool signed_out = rq->y_min < 0;
+    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+        const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
+        const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
+        int32_t bias[16] = {0}, multiplier[16], shift[16];  /* the panel's columns, padded past n */
+        for (size_t q = 0; q < 16; ++q) {
+            bias[q] = q < nr ? rq->bias[j + q] : 0;
+            multiplier[q] = q < nr ? rq->multiplier[j + q] : 1 << 30;
+            shift[q] = q < nr ? rq->shift[j + q] : 31;
+        }
+        for (size_t i = 0; i < m; i += MR) {
+            const uint8_t *r0 = a + i * lda, *r1 = i + 1 < m ? r0 + lda : r0;
+            __m256i acc[MR][4];
+            for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
+            for (size_t q = 0; q < quads; ++q) {
+                const __m256i x0 = row_quad(r0, q, k, flip), x1 = row_quad(r1, q, k, flip);
+                for (size_t t = 0; t < 4; ++t) {
+                    const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
+                    acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
+                    acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
+                }
+            }
+            for (size_t r = 0; r < MR && i + r < m; ++r) {
+                /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
+                __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+                __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
+                v0 = requantize8(_mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias)), multiplier, shift);
+                v1 = requantize8(_mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8))), multiplier + 8, shift + 8);
+                v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
+                v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
+                const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+                const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
+                const __m128i bytes = signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+                uint8_t *out = c + (i + r) * ldc + j;
+                if (nr == 16) {
+                    _mm_storeu_si128((__m128i *)out, bytes);
+                } else {
+                    uint8_t lanes[16];
+                    _mm_storeu_si128((__m128i *)lanes, bytes);
+                    memcpy(out, lanes, nr);
+                }
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,174 @@
+/* The channels-last qs8 kernels against their oracles, bytes compared exactly:
+ * - every mlcc_qs8_packed_gemm form this build has against mlcc_qs8_gemm__reference on the same weights
+ *   unpacked (so the reference's reading of the panels is checked too): m around the row tiles (2, 8), n
+ *   around the 16-column panel, k around the 4-byte quads, both activation signednesses, extreme bytes (the
+ *   products a saturating kernel gets wrong), shifts 20-40 (below 31 the vector forms fall back);
+ * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
+ *   padding and dilation;
+ * - mlcc_qs8_conv_nhwc (packed reference) against mlcc_qs8_conv_nchw (qs8-gemm reference) on transposed data.
+ * Prints "D of N cases differ". */
+#include <stdio.h>
+#include <string.h>
+
+#include "mlcc/kernels/qs8-dwconv.h"
+#include "mlcc/kernels/qs8-packed.h"
+
+static uint32_t state = 12345u;
+static uint32_t next(void) { state = state * 1664525u + 1013904223u; return state >> 8; }
+
+#define MAX_M 19
+#define MAX_N 40
+#define MAX_K 80
+#define PANELS ((MAX_N + 15) / 16)
+
+static uint8_t fill_byte(int fill, size_t i) { return fill == 0 ? (uint8_t)next() : fill == 1 ? 255u : (uint8_t)(i % 2 ? 0 : 127); }
+static int8_t fill_weight(int fill) { return fill == 0 ? (int8_t)next() : fill == 1 ? -128 : 127; }
+
+/* qs8-packed.h's layout from [n][ldw] rows */
+static void pack(size_t n, size_t k, const int8_t *w, size_t ldw, int8_t *packed) {
+    const size_t panel = mlcc_qs8_packed_panel_bytes(k);
+    memset(packed, 0, panel * ((n + 15) / 16));
+    for (size_t j = 0; j < n; ++j) {
+        int8_t *base = packed + (j / 16) * panel;
+        int32_t sum = 0;
+        for (size_t p = 0; p < k; ++p) {
+            sum += w[j * ldw + p];
+            base[64 + (p / 4) * 64 + (j % 16) * 4 + p % 4] = w[j * ldw + p];
+        }
+        memcpy(base + (j % 16) * 4, &sum, 4);
+    }
+}
+
+static void requant(size_t n, int32_t *bias, int32_t *mult, int32_t *shift, int low_shift) {
+    for (size_t j = 0; j < n; ++j) {
+        bias[j] = (int32_t)(next() % 20001u) - 10000;
+        mult[j] = (int32_t)((1u << 30) + next() % (1u << 30));
+        shift[j] = (low_shift ? 20 : 31) + (int32_t)(next() % (low_shift ? 21u : 10u));
+    }
+}
+
+int main(void) {
+    unsigned cases = 0, differ = 0;
+    int32_t bias[MAX_N], mult[MAX_N], shift[MAX_N];
+    static _Alignas(64) int8_t packed[PANELS * 64 * (1 + (MAX_K * 9 + 3) / 4)];
+    static int8_t w[MAX_N * MAX_K * 9];
+    static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];
+    struct { const char *name; mlcc_qs8_packed_gemm_fn fn; } gemms[] = {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+        {"packed avx512vnni", mlcc_qs8_packed_gemm__avx512vnni},
+#endif
+#if defined(__AVX2__)
+        {"packed avx2", mlcc_qs8_packed_gemm__avx2},
+#endif
+        {"packed reference", mlcc_qs8_packed_gemm__reference},
+    };
+    static const size_t ms[] = {1, 2, 3, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};
+    for (size_t v = 0; v < sizeof gemms / sizeof gemms[0]; ++v) {
+        for (int fill = 0; fill < 3; ++fill) {
+            for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; ++mi) {
+                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni) {
+                    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
+                        for (int flip = 0; flip < 2; ++flip) {
+                            const size_t m = ms[mi], n = ns[ni], k = ks[ki], lda = k + 3;
+                            for (size_t i = 0; i < m * lda; ++i) a[i] = fill_byte(fill, i);
+                            for (size_t i = 0; i < n * k; ++i) w[i] = fill_weight(fill);
+                            pack(n, k, w, k, packed);
+                            requant(n, bias, mult, shift, fill == 0 && mi % 2);
+                            const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                            memset(want, 0xAA, sizeof want);
+                            memset(got, 0xAA, sizeof got);
+                            mlcc_qs8_gemm__reference(m, n, k, a, lda, flip ? 0x80 : 0, w, k, want, n + 1, 1, &rq);
+                            gemms[v].fn(m, n, k, a, lda, flip ? 0x80 : 0, packed, got, n + 1, &rq);
+                            ++cases;
+                            if (memcmp(want, got, sizeof want)) {
+                                if (differ < 5) printf("%s: m %zu n %zu k %zu flip %d fill %d differs\n", gemms[v].name, m, n, k, flip, fill);
+                                ++differ;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    struct { const char *name; mlcc_qs8_dwconv_nhwc_fn fn; } dws[] = {
+#if defined(__AVX2__)
+        {"dwconv avx2", mlcc_qs8_dwconv_nhwc__avx2},
+#endif
+#if defined(__wasm_simd128__)
+        {"dwconv wasmsimd", mlcc_qs8_dwconv_nhwc__wasmsimd},
+#endif
+        {"dwconv reference", mlcc_qs8_dwconv_nhwc__reference},
+    };
+    /* kernel h w, stride, dilation, pad: 3x3 same, 3x3 stride 2, 1x5 no padding, 3x3 dilated, 5x5 pad 1 */
+    static const size_t shapes[][6] = {{3, 3, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1}, {1, 5, 1, 1, 0, 0}, {3, 3, 1, 2, 2, 2}, {5, 5, 2, 1, 1, 1}};
+    static const size_t dw_channels[] = {1, 15, 16, 17, 40};
+    static uint8_t x[7 * 9 * MAX_N], ywant[7 * 9 * MAX_N], ygot[7 * 9 * MAX_N];
+    for (size_t v = 0; v + 1 < sizeof dws / sizeof dws[0]; ++v) {
+        for (int fill = 0; fill < 3; ++fill) {
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+                for (size_t ci = 0; ci < sizeof dw_channels / sizeof dw_channels[0]; ++ci) {
+                    for (int flip = 0; flip < 2; ++flip) {
+                        const size_t kh = shapes[s][0], kw = shapes[s][1], st = shapes[s][2], dil = shapes[s][3];
+                        const size_t pt = shapes[s][4], pl = shapes[s][5], in_h = 7, in_w = 9, c = dw_channels[ci];
+                        const size_t out_h = (in_h + 2 * pt - dil * (kh - 1) - 1) / st + 1, out_w = (in_w + 2 * pl - dil * (kw - 1) - 1) / st + 1;
+                        const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kh, kw, st, st, dil, dil, pt, pl, c, 1};
+                        for (size_t i = 0; i < in_h * in_w * c; ++i) x[i] = fill_byte(fill, i);
+                        for (size_t i = 0; i < kh * kw * c; ++i) w[i] = fill_weight(fill);
+                        requant(c, bias, mult, shift, fill == 0 && ci % 2);
+                        const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                        const uint8_t x_zero = (uint8_t)next();
+                        memset(ywant, 0xAA, sizeof ywant);
+                        memset(ygot, 0xAA, sizeof ygot);
+                        mlcc_qs8_dwconv_nhwc__reference(&g, x, x_zero, flip ? 0x80 : 0, w, ywant, &rq);
+                        dws[v].fn(&g, x, x_zero, flip ? 0x80 : 0, w, ygot, &rq);
+                        ++cases;
+                        if (memcmp(ywant, ygot, sizeof ywant)) {
+                            if (differ < 5) printf("%s: shape %zu channels %zu flip %d fill %d differs\n", dws[v].name, s, c, flip, fill);
+                            ++differ;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /* the NHWC driver against qs8-gemm's NCHW one: 3x3 same, 3x3 stride 2, 1x1 in place, 1x1 stride 2 */
+    static const size_t convs[][4] = {{3, 1, 1}, {3, 2, 1}, {1, 1, 0}, {1, 2, 0}};
+    static uint8_t xc[7 * 9 * 5], xl[7 * 9 * 5], patches[64 * 9 * 5], yc[7 * 9 * MAX_N], yl[7 * 9 * MAX_N];
+    static int8_t wc[MAX_N * 48], wl[MAX_N * 45];
+    for (size_t s = 0; s < sizeof convs / sizeof convs[0]; ++s) {
+        for (int flip = 0; flip < 2; ++flip) {
+            const size_t kk = convs[s][0], st = convs[s][1], pad = convs[s][2], c = 5, n = 17, in_h = 7, in_w = 9;
+            const size_t out_h = (in_h + 2 * pad - kk) / st + 1, out_w = (in_w + 2 * pad - kk) / st + 1, k = c * kk * kk;
+            const size_t ldw = (k + 15) & ~(size_t)15;
+            const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kk, kk, st, st, 1, 1, pad, pad, 1, n};
+            for (size_t i = 0; i < in_h * in_w * c; ++i) xc[i] = (uint8_t)next();
+            for (size_t ch = 0; ch < c; ++ch)
+                for (size_t p = 0; p < in_h * in_w; ++p) xl[p * c + ch] = xc[ch * in_h * in_w + p];
+            memset(wc, 0, sizeof wc);
+            for (size_t j = 0; j < n; ++j)
+                for (size_t ch = 0; ch < c; ++ch)
+                    for (size_t t = 0; t < kk * kk; ++t) wc[j * ldw + ch * kk * kk + t] = wl[j * k + t * c + ch] = (int8_t)next();
+            pack(n, k, wl, k, packed);
+            requant(n, bias, mult, shift, 0);
+            const struct mlcc_qs8_requant rq = {bias, mult, shift, 3, flip ? 0 : -128, flip ? 255 : 127};
+            const uint8_t x_zero = (uint8_t)next();
+            mlcc_qs8_conv_nchw(&g, xc, x_zero, flip ? 0x80 : 0, wc, ldw, yc, &rq, patches, 8, mlcc_qs8_gemm__reference);
+            mlcc_qs8_conv_nhwc(&g, xl, x_zero, flip ? 0x80 : 0, packed, yl, &rq, patches, 8, gemms[0].fn);
+            ++cases;
+            for (size_t j = 0; j < n; ++j) {
+                for (size_t p = 0; p < out_h * out_w; ++p) {
+                    if (yc[j * out_h * out_w + p] != yl[p * n + j]) {
+                        if (differ < 5) printf("conv_nhwc: shape %zu flip %d channel %zu pixel %zu differs\n", s, flip, j, p);
+                        ++differ;
+                        j = n;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    printf("%u of %u cases differ\n", differ, cases);
+    return 0;
+}

@@ -1,0 +1,27 @@
+"""The channels-last qs8 kernels (qs8-packed's GEMM forms and NHWC driver, qs8-dwconv's forms) against their
+oracles through qs8_nhwc_edges.c, bytes compared exactly: AVX2 and AVX-512 VNNI natively (where the CPU has
+it), SIMD128 in wasmtime, and the portable build (the references against qs8-gemm's)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.kernels.simd_harness import kernel_sources, run_harness
+
+HARNESS = Path(__file__).with_name("qs8_nhwc_edges.c")
+GEMM_CASES = 3 * 6 * 5 * 7 * 2
+DWCONV_CASES = 3 * 5 * 5 * 2
+CONV_CASES = 4 * 2
+
+
+@pytest.mark.parametrize("target_name,gemms,dwconvs", [("x86_64", 2, 1), ("x86_64-avx512-vnni", 3, 1),
+                                                         ("wasm32", 1, 1), ("x86_64-baseline", 1, 0)])
+def test_forms_match_reference(target_name, gemms, dwconvs, tmp_path):
+    output = run_harness(target_name, HARNESS, kernel_sources("qs8-gemm", "qs8-packed", "qs8-dwconv"), tmp_path)
+    found = re.search(r"(\d+) of (\d+) cases differ", output)
+    assert found and found[1] == "0", output
+    # every form this target builds ran
+    assert int(found[2]) == gemms * GEMM_CASES + dwconvs * DWCONV_CASES + CONV_CASES, output
