@@ -66,3 +66,18 @@ def test_dynamic_quantize_mat_mul(bias, zero, target, tmp_path):
         inits["bias"] = np.linspace(-1, 1, 5).astype(np.float32)
     model = _model("DynamicQuantizeMatMul", {"a": a}, inits, None, (np.float32, (4, 5)))
     _check(model, {"a": a}, target, tmp_path, 1e-4)
+
+
+@pytest.mark.parametrize("attrs,shape", [
+    # ceil_mode's last windows run past the end padding in both dims: onnxruntime divides them by the kernel
+    ({"ceil_mode": 1, "count_include_pad": 1, "kernel_shape": [3, 2], "pads": [2, 1, 1, 0], "strides": [2, 2]},
+     (1, 3, 7, 16)),
+    ({"ceil_mode": 1, "count_include_pad": 0, "kernel_shape": [3, 3], "strides": [2, 2]}, (1, 3, 5, 15)),
+    ({"ceil_mode": 1, "count_include_pad": 1, "kernel_shape": [2, 2], "strides": [2, 2], "channels_last": 1},
+     (1, 6, 15, 3)),
+])
+def test_qlinear_average_pool_ceil_mode(attrs, shape, target, tmp_path):
+    x = _s8(1, 11, 30, 3) if attrs.get("channels_last") else _s8(1, 3, 11, 30)
+    inits = {"xs": np.float32(0.05), "xz": np.int8(3), "ys": np.float32(0.05), "yz": np.int8(3)}
+    model = _model("QLinearAveragePool", {"x": x}, inits, attrs, (np.int8, shape))
+    _check(model, {"x": x}, target, tmp_path, 1)  # one step: the same scale in and out makes .5 ties common
