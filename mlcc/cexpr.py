@@ -9,11 +9,230 @@ or into its statements alone (one level out) when trips is 1, its index terms th
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from .cnames import float_literal
+from .errors import ShapeError
 
 
-def literal(value: int) -> str:
-    """A size_t literal: `784u`."""
+class VariableExtentError(ShapeError):
+    """A build-time decision asked about a dimension that varies at run time (a comparison the dimension's
+    range does not settle, or a conversion to a plain integer): the op cannot take that extent yet."""
+
+
+class Sym:
+    """A whole number known at run time: a polynomial in the model's variable dimensions (each a C variable
+    of type size_t within a range), with integer coefficients. Arithmetic with ints and other Syms stays
+    symbolic; a comparison is answered when the ranges settle it for every size, else VariableExtentError;
+    int(), indexing and str() refuse (a literal must never stand for it silently). `c()` is its C text."""
+
+    __slots__ = ("terms", "ranges")
+
+    def __init__(self, terms: dict[tuple[str, ...], int], ranges: dict[str, tuple[int, int]]):
+        self.terms = {m: c for m, c in terms.items() if c}
+        self.ranges = ranges
+
+    @classmethod
+    def symbol(cls, name: str, low: int, high: int) -> "Sym":
+        return cls({(name,): 1}, {name: (low, high)})
+
+    @staticmethod
+    def of(value) -> "int | Sym":
+        """A Sym that is a plain number becomes that int (so static arithmetic stays static)."""
+        if isinstance(value, Sym) and set(value.terms) <= {()}:
+            return value.terms.get((), 0)
+        return value
+
+    # --- arithmetic ---------------------------------------------------------------------------------------
+    @staticmethod
+    def _lift(value) -> "Sym":
+        if isinstance(value, Sym):
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+            return NotImplemented
+        return Sym({(): int(value)}, {})
+
+    def __add__(self, other):
+        other = self._lift(other)
+        if other is NotImplemented:
+            return other
+        terms = dict(self.terms)
+        for m, c in other.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return Sym.of(Sym(terms, {**self.ranges, **other.ranges}))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Sym({m: -c for m, c in self.terms.items()}, self.ranges)
+
+    def __sub__(self, other):
+        other = self._lift(other)
+        return other if other is NotImplemented else self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        other = self._lift(other)
+        if other is NotImplemented:
+            return other
+        terms: dict[tuple[str, ...], int] = {}
+        for (m1, c1), (m2, c2) in itertools.product(self.terms.items(), other.terms.items()):
+            m = tuple(sorted(m1 + m2))
+            terms[m] = terms.get(m, 0) + c1 * c2
+        return Sym.of(Sym(terms, {**self.ranges, **other.ranges}))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        """Exact division only (every coefficient a multiple of the divisor): `64 * S // 64` is S."""
+        if isinstance(other, int) and other and all(c % other == 0 for c in self.terms.values()):
+            return Sym.of(Sym({m: c // other for m, c in self.terms.items()}, self.ranges))
+        raise VariableExtentError(f"{self.c()} divided by {other} is not exact at every size")
+
+    def __mod__(self, other):
+        if isinstance(other, int) and other and all(c % other == 0 for c in self.terms.values()):
+            return 0
+        raise VariableExtentError(f"{self.c()} modulo {other} depends on the run-time size")
+
+    # --- what the ranges settle ---------------------------------------------------------------------------
+    def at(self, sizes: dict[str, int]) -> int:
+        return sum(c * math.prod(sizes[s] for s in m) for m, c in self.terms.items())
+
+    def bounds(self) -> tuple[int, int]:
+        """Least and greatest value over the ranges (at their corners: every term is monotone in each size)."""
+        names = sorted(self.ranges)
+        values = [self.at(dict(zip(names, corner))) for corner in itertools.product(*(self.ranges[n] for n in names))]
+        return min(values), max(values)
+
+    def _settle(self, other, test, text: str) -> bool:
+        low, high = (self - other).bounds() if isinstance(self - other, Sym) else ((self - other),) * 2
+        if test(low) and test(high):
+            return True
+        if not test(low) and not test(high):
+            return False
+        raise VariableExtentError(f"whether {self.c()} {text} {_c(other)} depends on the run-time size")
+
+    def __lt__(self, other):
+        return self._settle(other, lambda d: d < 0, "<")
+
+    def __le__(self, other):
+        return self._settle(other, lambda d: d <= 0, "<=")
+
+    def __gt__(self, other):
+        return self._settle(other, lambda d: d > 0, ">")
+
+    def __ge__(self, other):
+        return self._settle(other, lambda d: d >= 0, ">=")
+
+    def __eq__(self, other):
+        if not isinstance(other, (int, Sym)) and not hasattr(other, "__index__"):
+            return NotImplemented
+        difference = self - other
+        if not isinstance(difference, Sym):
+            return difference == 0
+        low, high = difference.bounds()
+        if low > 0 or high < 0:
+            return False
+        raise VariableExtentError(f"whether {self.c()} == {_c(other)} depends on the run-time size")
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.terms.items())))
+
+    def __bool__(self):
+        return self != 0
+
+    def __int__(self):
+        raise VariableExtentError(f"{self.c()} is known only at run time")
+
+    __index__ = __int__
+
+    def __str__(self):
+        raise VariableExtentError(f"{self.c()} is known only at run time (written without cexpr)")
+
+    __format__ = lambda self, spec: self.__str__()  # noqa: E731
+
+    def __repr__(self):
+        return f"Sym({self.text()})"
+
+    def text(self) -> str:
+        """Plain text with the variables' own names (`64*seq`), for reports and comments."""
+        parts = []
+        for m, c in sorted(self.terms.items(), key=lambda t: (-len(t[0]), t[0])):
+            body = "*".join(([str(abs(c))] if abs(c) != 1 or not m else []) + list(m))
+            parts.append(("-" if c < 0 else "+") + body)
+        return "".join(parts).lstrip("+")
+
+    def c(self) -> str:
+        """C text: `d_seq * 64u + 1u`, terms by degree then name, constants last."""
+        parts = []
+        for m, c in sorted(self.terms.items(), key=lambda t: (-len(t[0]), t[0])):
+            factors = [dim_name(s) for s in m]
+            if not factors:
+                parts.append((c, None))
+                continue
+            parts.append((c, " * ".join(factors + ([literal(abs(c))] if abs(c) != 1 else []))))
+        text = ""
+        for c, body in parts:
+            body = body if body is not None else literal(abs(c))
+            text = body if not text and c > 0 else f"{text} {'-' if c < 0 else '+'} {body}" if text else f"0u - {body}"
+        return text
+
+    @property
+    def symbols(self) -> list[str]:
+        return sorted({s for m in self.terms for s in m})
+
+
+def dim_name(symbol: str) -> str:
+    """The C variable holding a dimension's size inside the run function."""
+    from .cnames import identifier
+    return f"d_{identifier(symbol)}"
+
+
+def is_variable(value) -> bool:
+    return isinstance(value, Sym)
+
+
+def same(a, b) -> bool:
+    """Equal at every size: the same number, or the same polynomial (never raises; a Sym that may happen to
+    equal a number at some size is not the same)."""
+    if isinstance(a, Sym) or isinstance(b, Sym):
+        return isinstance(a, Sym) and isinstance(b, Sym) and a.terms == b.terms
+    return a == b
+
+
+def is_one(value) -> bool:
+    """Exactly 1 at every size: a run-time extent never is (its loop stays, and runs once at size 1)."""
+    return not isinstance(value, Sym) and value == 1
+
+
+def text(value) -> str:
+    """A number as plain C (no `u`), a run-time size as its C expression, parenthesised when compound."""
+    return _parenthesised(value.c()) if isinstance(value, Sym) else str(value)
+
+
+def bound(value, which: str = "max") -> int:
+    """A whole number's greatest (or least) value over its range; an int is itself."""
+    if isinstance(value, Sym):
+        low, high = value.bounds()
+        return high if which == "max" else low
+    return int(value)
+
+
+def _c(value) -> str:
+    return value.c() if isinstance(value, Sym) else str(value)
+
+
+def literal(value) -> str:
+    """A size_t literal: `784u`; a run-time size its C expression."""
+    if isinstance(value, Sym):
+        return value.c()
     return f"{int(value)}u"
 
 
@@ -23,19 +242,28 @@ def sizes(values) -> str:
     return ", ".join(literal(v) for v in values)
 
 
-def index(name: str, trips: int) -> str | int:
-    """The loop variable `name`, or 0 when its loop runs once (the loop is then not written)."""
-    return name if trips > 1 else 0
+def index(name: str, trips) -> str | int:
+    """The loop variable `name`, or 0 when its loop runs once (the loop is then not written; a run-time trip
+    count keeps its loop)."""
+    return name if isinstance(trips, Sym) or trips > 1 else 0
 
 
-def _term(index: str | int, stride: int) -> str | None:
+def _parenthesised(text: str) -> str:
+    return f"({text})" if any(c in text for c in " +-*/%") else text
+
+
+def _term(index, stride) -> str | None:
     if isinstance(index, str) and index.isdigit():
         index = int(index)
-    if isinstance(index, int):
+    if isinstance(index, int) and not isinstance(stride, Sym):
         return literal(index * stride) if index * stride else None
-    if not stride:
+    if isinstance(index, int):
+        return literal(Sym.of(index * stride)) if index else None
+    if isinstance(stride, int) and not stride:
         return None
-    operand = f"({index})" if any(c in index for c in " +-*/%") else index
+    operand = _parenthesised(index.c() if isinstance(index, Sym) else index)
+    if isinstance(stride, Sym):
+        return f"{operand} * {_parenthesised(stride.c())}"
     return operand if stride == 1 else f"{operand} * {literal(stride)}"
 
 
@@ -43,8 +271,8 @@ def offset(base: str | None, *terms: tuple[str | int, int]) -> str | None:
     """`base + index * stride + ...` over the terms that are not 0 (base alone when none is; None when base
     is None too)."""
     used = [t for t in (_term(i, s) for i, s in terms) if t is not None]
-    constant = sum(int(t[:-1]) for t in used if t[:-1].isdigit())
-    used = [t for t in used if not t[:-1].isdigit()] + ([literal(constant)] if constant else [])
+    constant = sum(int(t[:-1]) for t in used if t[:-1].isdigit() and t.endswith("u"))
+    used = [t for t in used if not (t[:-1].isdigit() and t.endswith("u"))] + ([literal(constant)] if constant else [])
     parts = ([base] if base is not None else []) + used
     return " + ".join(parts) if parts else None
 
@@ -59,7 +287,7 @@ def loop(block: str, name: str, trips: int) -> str:
     if lines[opening].strip() != "{" or lines[closing].strip() != "}":
         raise ValueError("the loop filter takes one braced block")
     pad = lines[opening][:len(lines[opening]) - len(lines[opening].lstrip())]
-    if trips > 1:
+    if isinstance(trips, Sym) or trips > 1:
         lines[opening] = f"{pad}for (size_t {name} = 0; {name} < {literal(trips)}; ++{name}) {{\n"
         return "".join(lines)
     body = lines[opening + 1:closing]
@@ -68,6 +296,8 @@ def loop(block: str, name: str, trips: int) -> str:
 
 def argument(value) -> str:
     """A kernel argument as C: a whole number as a size_t literal, a float as a float literal, C text as is."""
+    if isinstance(value, Sym):
+        return value.c()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     return literal(value) if isinstance(value, int) else float_literal(value)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from . import __version__
+from . import __version__, extents
 from .errors import MlccError, UsageError
 
 log = logging.getLogger("mlcc")
@@ -60,23 +60,25 @@ def _parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
         name, sep, dims = text.rpartition("=")
         if not sep or not name:
             raise UsageError(f"--shape {text!r}: expected INPUT=D0,D1,...")
-        try:
-            shape = tuple(int(d) for d in dims.split(",")) if dims.strip() else ()
-        except ValueError:
-            raise UsageError(f"--shape {text!r}: dims must be whole numbers separated by commas") from None
-        if any(not 0 < d <= _MAX_DIM for d in shape):
-            raise UsageError(f"--shape {text!r}: every dim must be a positive whole number up to {_MAX_DIM}")
+        shape = tuple(extents.parse_range(d.strip(), f"--shape {text!r}") for d in dims.split(",")) if dims.strip() else ()
+        if any(not 0 < d <= _MAX_DIM for given in shape for d in (given if isinstance(given, tuple) else (given,))):
+            raise UsageError(f"--shape {text!r}: every dim must be a positive whole number up to {_MAX_DIM} "
+                             "(or a range MIN..MAX of them)")
         shapes[name] = shape
     return shapes
 
 
-def _parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+def _parse_dims(values: tuple[str, ...]) -> dict[str, int | tuple[int, int]]:
     dims = {}
     for text in values:
         name, sep, value = text.rpartition("=")
-        if not sep or not name or not value.strip().isdigit() or not 0 < int(value) <= _MAX_DIM:
-            raise UsageError(f"--dim {text!r}: expected SYMBOL=N with N a positive whole number up to {_MAX_DIM}")
-        dims[name] = int(value)
+        expected = f"--dim {text!r}: expected SYMBOL=N or SYMBOL=MIN..MAX with positive whole numbers up to {_MAX_DIM}"
+        if not sep or not name or not value.replace("..", "").strip().isdigit():
+            raise UsageError(expected)
+        given = extents.parse_range(value.strip(), f"--dim {text!r}")
+        if any(not 0 < d <= _MAX_DIM for d in (given if isinstance(given, tuple) else (given,))):
+            raise UsageError(expected)
+        dims[name] = given
     return dims
 
 
@@ -107,8 +109,10 @@ def _progress():
 
 
 shape_options = [
-    click.option("--shape", "shapes", multiple=True, metavar="INPUT=D0,D1,...", help="Fix an input's shape."),
-    click.option("--dim", "dims", multiple=True, metavar="SYMBOL=N", help="Fix a symbolic dimension."),
+    click.option("--shape", "shapes", multiple=True, metavar="INPUT=D0,D1,...",
+                 help="Fix an input's shape; a dim MIN..MAX varies at run time within that range."),
+    click.option("--dim", "dims", multiple=True, metavar="SYMBOL=N|MIN..MAX",
+                 help="Fix a symbolic dimension, or let it vary at run time within MIN..MAX."),
 ]
 
 

@@ -6,13 +6,14 @@ Output is deterministic: the same model and options give byte-identical files.
 from __future__ import annotations
 
 import hashlib
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, cnames, dtypes, jsmodule, ops, paths, toolchain
+from . import __version__, cexpr, cnames, dtypes, jsmodule, ops, paths, toolchain
 from .ir import Value
 from .lower import Program, Step
 from .plan import MemoryPlan
@@ -87,7 +88,30 @@ def _copy_runtime(out_dir: Path, families: list[str]) -> list[str]:
     return [f"mlcc_runtime/{rel.as_posix()}" for rel in files]
 
 
-def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model_bytes: bytes, source_name: str) -> Sources:
+def _dims(variables, graph) -> tuple[list[dict], list[str], list[str]]:
+    """The run-time dimensions as the templates see them, the C assignments writing each output's shape into
+    output_shapes, and the dimensions no output shape names (their locals are marked used)."""
+    dims = [dict(member=cnames.identifier(v.name), local=cexpr.dim_name(v.name), low=v.low, high=v.high,
+                 macro=cnames.identifier(v.name).upper(), name=v.name) for v in variables]
+    writes, named, at = [], set(), 0
+    for v in graph.outputs:
+        for d in (v.extents if v.extents is not None else v.shape):
+            writes.append(f"output_shapes[{at}] = {cexpr.literal(d)};")
+            named |= set(d.symbols) if cexpr.is_variable(d) else set()
+            at += 1
+    unnamed = [d["local"] for d, v in zip(dims, variables) if v.name not in named]
+    return dims, writes, unnamed
+
+
+def _nbytes(v: Value):
+    """A tensor's bytes, a C expression of the run-time sizes where it varies."""
+    if v.extents is None:
+        return f"{v.nbytes}u"
+    return cexpr.literal(cexpr.Sym.of(np.dtype(v.dtype).itemsize * math.prod(v.extents)))
+
+
+def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model_bytes: bytes, source_name: str,
+             variables=()) -> Sources:
     graph = program.graph
     names = program.names
     NAME = name.upper()
@@ -125,7 +149,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
             source_desc = ("a model input" if any(v is x for x in graph.inputs) else
                            "a constant" if v.is_const else "the same tensor as an earlier output")
             if v.nbytes:  # an empty output needs no copy
-                copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=v.nbytes))
+                copies.append(dict(index=i, onnx_name=onnx_name, source=names[id(v)], source_desc=source_desc, nbytes=_nbytes(v)))
                 copied_values.add(id(v))
         outputs.append(dict(index=i, onnx_name=onnx_name, type=_type(v), c_type=dtypes.c_type(v.dtype),
                             ident=names[id(v)], param_ident=ident, declared=declared))
@@ -150,9 +174,11 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
                 for v, off in plan.prepared]
     headers = [f"mlcc/kernels/{f}.h" for f in program.kernel_families
                if (paths.runtime_dir() / "include" / "mlcc" / "kernels" / f"{f}.h").exists()]
+    dims, shape_writes, unnamed_dims = _dims(variables, graph)
     common = dict(name=name, NAME=NAME, version=__version__, source=source_name, target=program.target.name,
                   inputs=inputs, outputs=outputs, params=params, arena_bytes=plan.arena_bytes,
-                  weights_bytes=weights_total, prepared_bytes=plan.prepared_bytes)
+                  weights_bytes=weights_total, prepared_bytes=plan.prepared_bytes, dims=dims,
+                  output_shapes_len=len(shape_writes), output_ranks=[len(v.shape) for v in graph.outputs])
     (out_dir / f"{name}.h").write_text(render("model.h.j2", **common))
     c_text = render(
         "model.c.j2", **common,
@@ -164,6 +190,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         arena_tensors=arena_tensors, views=views, weights=weights, steps=steps, output_copies=copies,
         prepared=prepared, preparations=[p.code for p in program.preparations],
         prepared_marker=_prepared_marker(model_bytes, program, plan),
+        shape_writes=shape_writes, unnamed_dims=unnamed_dims,
     )
     (out_dir / f"{name}.c").write_text(_tidy(c_text))
     files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]

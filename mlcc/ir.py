@@ -7,6 +7,7 @@ valid execution order. The text form (`format_graph`) is stable: pass tests and 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,10 @@ class Value:
     dtype: np.dtype
     shape: tuple[int, ...]
     data: np.ndarray | None = None  # set for constants (weights, folded values)
+    # bounded dynamic shapes (mlcc/extents.py): `shape` is the maximum; `extents` the same dims with a
+    # cexpr.Sym where a dim varies at run time; `variable_data` a folded integer constant's elements as Syms
+    extents: tuple | None = None
+    variable_data: list | None = None
 
     @property
     def is_const(self) -> bool:
@@ -28,6 +33,8 @@ class Value:
 
     @property
     def size(self) -> int:
+        if any(not isinstance(d, (int, np.integer)) for d in self.shape):  # run-time extents (while lowering)
+            return math.prod(self.shape)
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
@@ -35,7 +42,8 @@ class Value:
         return self.size * np.dtype(self.dtype).itemsize
 
     def type_str(self) -> str:
-        return f"{np.dtype(self.dtype).name}[{','.join(map(str, self.shape))}]"
+        shape = self.extents if self.extents is not None else self.shape
+        return f"{np.dtype(self.dtype).name}[{','.join(d.text() if hasattr(d, 'text') else str(d) for d in shape)}]"
 
     def __repr__(self) -> str:
         return f"%{self.name}:{self.type_str()}"
@@ -50,6 +58,7 @@ class Node:
     attrs: dict[str, Any] = field(default_factory=dict)  # parsed, ONNX defaults filled in by the op
     domain: str = ""
     opset: int = 0  # the model's opset for this node's domain: ops read version-dependent forms from it
+    variable_attrs: dict[str, Any] = field(default_factory=dict)  # attrs that vary at run time (mlcc/extents.py)
 
     def input(self, i: int) -> Value | None:
         return self.inputs[i] if i < len(self.inputs) else None

@@ -11,13 +11,14 @@ so each step also records which form of each kernel it calls: mlcc/slow_path.py 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from . import cnames, dtypes, freestanding, kernels, ops
+from . import cexpr, cnames, dtypes, extents, freestanding, kernels, ops
 from .errors import UnsupportedError
 from .ir import Graph, Node, Value
 from .render import render_step
@@ -148,6 +149,7 @@ class LowerContext:
     def scratch(self, nbytes: int, hint: str = "scratch", dtype=np.float32) -> str:
         """Arena bytes live only during this step (e.g. an im2col buffer); returns its C identifier."""
         assert self.step is not None
+        nbytes = cexpr.bound(nbytes)  # a run-time size gets room for its maximum
         count = max(1, -(-int(nbytes) // np.dtype(dtype).itemsize))
         value = Value(f"{self.step.node.name}_{hint}", np.dtype(dtype), (count,))
         self.step.scratch.append(value)
@@ -202,6 +204,56 @@ class LowerContext:
         self.step.code = f"{self.step.code}\n{code}" if self.step.code else code
 
 
+def _variable_dims(node: Node) -> list[tuple[Value, int, cexpr.Sym]]:
+    found = []
+    for n in [node, *extents.members(node)]:
+        for v in [*n.inputs, *n.outputs]:
+            if v is not None and v.extents is not None:
+                found += [(v, axis, e) for axis, e in enumerate(v.extents) if cexpr.is_variable(e)]
+    return found
+
+
+@contextlib.contextmanager
+def _run_time_extents(node: Node, op: ops.Op):
+    """While `op` lowers `node`, the shapes and attributes that vary at run time are their cexpr.Sym forms, so
+    the op's arithmetic on them becomes C expressions of the run-time sizes. An op that does not declare
+    `variable_extents`, or asks a question of a size that only the run can answer, is refused."""
+    varying = _variable_dims(node)
+    if not varying and not node.variable_attrs:
+        yield
+        return
+    value, axis, extent = varying[0] if varying else (None, 0, None)
+    what = (f"dim {axis} of {value.name!r} is {extent.text()} ({_range_text(extent)})" if value is not None else
+            f"attribute {next(iter(node.variable_attrs))!r} varies with the size")
+    if not op.variable_extents:
+        raise UnsupportedError(f"{node.op_type} cannot take a run-time extent yet: {what}; fix the size "
+                               "(--dim NAME=N) or narrow the range", node.where())
+    swapped = {id(v): v for v, _, _ in varying}
+    saved_shapes = {key: v.shape for key, v in swapped.items()}
+    saved_attrs = dict(node.attrs)
+    try:
+        for v in swapped.values():
+            v.shape = v.extents
+        node.attrs.update(node.variable_attrs)
+        yield
+    except cexpr.VariableExtentError as exc:
+        raise UnsupportedError(f"{node.op_type} cannot take a run-time extent here: {what}, and {exc}; fix the "
+                               "size (--dim NAME=N) or narrow the range", node.where()) from None
+    except (TypeError, ValueError) as exc:  # numpy or int() meeting a run-time size
+        raise UnsupportedError(f"{node.op_type} cannot take a run-time extent here: {what} "
+                               f"({type(exc).__name__}: {exc}); fix the size (--dim NAME=N) or narrow the range",
+                               node.where()) from None
+    finally:
+        for key, v in swapped.items():
+            v.shape = saved_shapes[key]
+        node.attrs = saved_attrs
+
+
+def _range_text(extent: cexpr.Sym) -> str:
+    return ", ".join(f"{name} in {low}..{high}" for name, (low, high) in sorted(extent.ranges.items())
+                     if name in extent.symbols)
+
+
 def lower_graph(graph: Graph, target: Target) -> Program:
     ctx = LowerContext(graph, target)
     steps, missing = [], []
@@ -216,7 +268,8 @@ def lower_graph(graph: Graph, target: Target) -> Program:
             raise UnsupportedError(f"{node.op_type} computes float16 in float32 through the widen_float16 pass, "
                                    "which is disabled", node.where())
         ctx.step = Step(node)
-        op.lower(node, ctx)
+        with _run_time_extents(node, op):
+            op.lower(node, ctx)
         if not target.libc:
             freestanding.check_step(ctx.step, target)
         steps.append(ctx.step)

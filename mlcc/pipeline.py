@@ -18,6 +18,7 @@ from . import (
     buildfiles,
     cnames,
     codegen,
+    extents,
     frontend,
     ir,
     jsmodule,
@@ -37,8 +38,8 @@ class BuildOptions:
     target: str = "host"
     out_dir: Path | None = None
     name: str | None = None
-    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    dims: dict[str, int] = field(default_factory=dict)
+    shapes: dict[str, tuple] = field(default_factory=dict)  # a dim is N, or (MIN, MAX): varies at run time
+    dims: dict[str, int | tuple[int, int]] = field(default_factory=dict)  # SYMBOL -> N, or (MIN, MAX)
     frozen: dict[str, object] = field(default_factory=dict)  # input name -> values: the input becomes a constant
     opt_level: int = 2
     disabled_passes: tuple[str, ...] = ()
@@ -63,6 +64,9 @@ class Compiled:
     name: str
     greedy: plan.GreedyPlan | None = None  # TFLite Micro's plan of the graph as imported, for comparison
     model_weights_bytes: int = 0  # the constants of the graph as imported: the model's own weights
+    variables: list[extents.Variable] = field(default_factory=list)  # dims that vary at run time
+    arena_bytes_at_min: int | None = None  # the plan of the same graph at every variable's minimum
+    extents_found: dict = field(default_factory=dict)
 
 
 def default_name(model_path: Path) -> str:
@@ -80,23 +84,22 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
 
     options.progress("loading")
     model = frontend.load_model(model_path)
-    options.progress("importing")
-    graph = frontend.import_model(model, frontend.ShapeOverrides(options.shapes, options.dims, options.frozen), name)
-    ops_before = op_counts(graph)
-    greedy = plan.greedy_by_size(graph, plan.ALIGN)
-    model_weights = sum(v.nbytes for v in graph.constants())
-    if options.verify_each:
-        graph.verify()
-
-    pass_log = []
-    for pass_name in pass_names:
-        options.progress(f"pass {pass_name}")
-        started = time.perf_counter()
-        did = passes.get(pass_name)(graph, target)
-        pass_log.append({"pass": pass_name, "seconds": round(time.perf_counter() - started, 4), **did})
-        options.after_pass(pass_name, graph)
-        if options.verify_each:
-            graph.verify()
+    variables = extents.variables(model, options.shapes, options.dims)
+    points = extents.samples(variables) if variables else [{}]
+    built = []
+    for index, point in enumerate(points):
+        shapes, dims = extents.concrete(model, options.shapes, options.dims, point)
+        quiet = index > 0  # the samples below the maximum are built silently
+        built.append(_optimised(model, options, shapes, dims, name, target, pass_names, quiet))
+    graph, ops_before, greedy, model_weights, pass_log = built[0]
+    found, arena_at_min = {}, None
+    if variables:
+        found = extents.annotate([b[0] for b in built], variables, points)
+        minimum = {v.name: v.low for v in variables}
+        at_min = (built[points.index(minimum)][0] if minimum in points else
+                   _optimised(model, options, *extents.concrete(model, options.shapes, options.dims, minimum),
+                              name, target, pass_names, True)[0])
+        arena_at_min = plan.plan_memory(lower.lower_graph(at_min, target)).arena_bytes
 
     options.progress("lowering")
     try:
@@ -106,13 +109,41 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         raise
     options.progress("planning memory")
     memory = plan.plan_memory(program)
+    if variables:
+        extents.check_plan(program, memory)
     if memory.arena_bytes > frontend.MAX_ARENA_BYTES:
         raise ShapeError(f"the memory plan needs an arena of {memory.arena_bytes} bytes, over the "
                          f"{frontend.MAX_ARENA_BYTES} limit (largest at step {memory.peak_step}: "
                          f"{', '.join(map(repr, memory.peak_values[:3]))})", f"model {name!r}")
     if options.arena_limit is not None and memory.arena_bytes > options.arena_limit:
         raise MemoryLimitError(_over_limit(program, memory, options.arena_limit, greedy), f"model {name!r}")
-    return Compiled(graph, program, memory, pass_log, ops_before, target, name, greedy, model_weights)
+    return Compiled(graph, program, memory, pass_log, ops_before, target, name, greedy, model_weights,
+                    variables, arena_at_min, found)
+
+
+def _optimised(model, options: BuildOptions, shapes: dict, dims: dict, name: str, target, pass_names, quiet: bool):
+    """The graph imported at these shapes and through the passes: (graph, ops before, greedy plan, the
+    model's weight bytes, the pass log)."""
+    progress = (lambda stage: None) if quiet else options.progress
+    progress("importing")
+    graph = frontend.import_model(model, frontend.ShapeOverrides(shapes, dims, options.frozen), name)
+    ops_before = op_counts(graph)
+    greedy = plan.greedy_by_size(graph, plan.ALIGN)
+    model_weights = sum(v.nbytes for v in graph.constants())
+    if options.verify_each:
+        graph.verify()
+
+    pass_log = []
+    for pass_name in pass_names:
+        progress(f"pass {pass_name}")
+        started = time.perf_counter()
+        did = passes.get(pass_name)(graph, target)
+        pass_log.append({"pass": pass_name, "seconds": round(time.perf_counter() - started, 4), **did})
+        if not quiet:
+            options.after_pass(pass_name, graph)
+        if options.verify_each:
+            graph.verify()
+    return graph, ops_before, greedy, model_weights, pass_log
 
 
 def _over_limit(program: lower.Program, memory: plan.MemoryPlan, limit: int, greedy: plan.GreedyPlan) -> str:
@@ -134,7 +165,7 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
     try:
         options.progress("generating C")
         sources = codegen.generate(compiled.program, compiled.plan, staging, compiled.name,
-                                   model_path.read_bytes(), model_path.name)
+                                   model_path.read_bytes(), model_path.name, compiled.variables)
         sources.files += buildfiles.write(staging, compiled.name, compiled.target, sources.files)
         if compiled.target.is_wasm:  # an npm package: package.json, and types for NAME.mjs
             sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph)
@@ -142,6 +173,7 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
         if options.compile:
             options.progress(f"compiling for {compiled.target.name}")
             exports = [f"{compiled.name}_run_v", f"{compiled.name}_run"]
+            exports += [f"{compiled.name}_run_dims"] if compiled.variables else []
             artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
                                                   compiled.program.kernel_families, exports,
                                                   io=runner_source.tensors(compiled.graph))

@@ -6,14 +6,20 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, ops
+from . import __version__, cexpr, ops
 from .sizes import artifact_sizes
 from .slow_path import slow_path
 from .stack_depth import library_stack_depth
 
 
 def tensor_info(value, name: str | None = None) -> dict:
-    return {"name": name or value.name, "dtype": np.dtype(value.dtype).name, "shape": list(value.shape)}
+    """name, dtype, shape (the largest); where dims vary at run time also `dims` (each a number, or the
+    expression of the run-time dimensions it is, e.g. "seq" or "64*seq") and `shape_min`."""
+    info = {"name": name or value.name, "dtype": np.dtype(value.dtype).name, "shape": [int(d) for d in value.shape]}
+    if value.extents is not None:
+        info["dims"] = [d.text() if cexpr.is_variable(d) else int(d) for d in value.extents]
+        info["shape_min"] = [cexpr.bound(d, "min") for d in value.extents]
+    return info
 
 
 def model_flops(graph) -> int:
@@ -48,6 +54,7 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "inputs": [tensor_info(v) for v in graph.inputs],
         "outputs": [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)],
         "arena_bytes": memory.arena_bytes,
+        **variable_dims(compiled),
         "arena_lower_bound_bytes": memory.lower_bound_bytes,
         "intermediates_bytes": memory.intermediates_bytes,
         "arena_peak": {"step": memory.peak_step, "tensors": memory.peak_values, "tensor_bytes": memory.peak_bytes},
@@ -78,6 +85,17 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
 def build_slow_path(compiled, steps: list[dict], flops: int) -> dict:
     in_float = next((p.get("left_in_float", []) for p in compiled.pass_log if p["pass"] == "lower_quantized_islands"), [])
     return slow_path(compiled.program.steps, compiled.target, [s["flops"] for s in steps], flops, in_float)
+
+
+def variable_dims(compiled) -> dict:
+    """For a build with dimensions that vary at run time: each with its range and its member of NAME_dims
+    (the order NAME_run_dims reads them), and the arena the same graph needs at every minimum (the artifact's
+    arena_bytes is planned at the maxima)."""
+    if not compiled.variables:
+        return {}
+    from .cnames import identifier
+    return {"dims": [{"name": v.name, "min": v.low, "max": v.high, "c_member": identifier(v.name)} for v in compiled.variables],
+            "arena_bytes_at_min": compiled.arena_bytes_at_min, "extents": compiled.extents_found}
 
 
 def optimized_for(compiled) -> dict:

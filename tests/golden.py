@@ -74,6 +74,28 @@ def check_model(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path
     return report
 
 
+def check_sizes(model: onnx.ModelProto, feeds_at, sizes: list, target: str, tmp_path: Path,
+                rtol: float = 1e-4, atol: float = 1e-5, **options) -> dict:
+    """One build with run-time dimensions (options `dims` / `shapes` holding MIN..MAX ranges as tuples), run at
+    each of `sizes` (feeds_at(size) makes the inputs) and compared with onnxruntime at each. Returns the report."""
+    name, runner = split_target(target)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    out_dir, report = build(path, BuildOptions(target=name, out_dir=tmp_path / f"out-{name}", **options))
+    loaded = runners.load(out_dir, runner=runner)
+    names = [o["name"] for o in report["outputs"]]
+    for size in sizes:
+        feeds = feeds_at(size)
+        got = loaded.run(feeds)
+        expected, _ = reference_outputs(model, feeds, names)
+        for output in names:
+            want = np.asarray(expected[output])
+            assert got[output].shape == want.shape, f"{output} at {size}: shape {got[output].shape} != {want.shape}"
+            result = compare(got[output], want, rtol, atol)
+            assert result.ok, f"{output} at {size} on {target}: max abs err {result.max_abs:.3g}, max rel err {result.max_rel:.3g}"
+    return report
+
+
 def rand(*shape, seed: int = 0, dtype=np.float32, low: float | None = None, high: float | None = None) -> np.ndarray:
     rng = np.random.default_rng(seed + 1000 * len(shape) + sum(shape))
     if low is not None:

@@ -96,6 +96,9 @@ class Op:
     quantized_form: ClassVar[str | None] = None
     # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape
     role: ClassVar[Role | None] = None
+    # its lowering takes run-time extents (cexpr.Sym dims, mlcc/extents.py): it only does arithmetic on sizes,
+    # asks nothing of them that only the run can answer, and writes them into C through cexpr
+    variable_extents: ClassVar[bool] = False
     relabels_shape: ClassVar[bool] = False  # output = input 0's elements in order, another shape (Reshape, Flatten...)
     # for passes/choose_layout: a region running channels-last forms around nodes of this op (Conv, pools)
     channels_last_seed: ClassVar[bool] = False

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import cexpr
 from ..errors import UnsupportedError
 from ..ir import Node, Value
 from ._gemm import packed_size, use_tile
@@ -31,7 +32,7 @@ class Strided:
         return np.lib.stride_tricks.as_strided(flat, dims, [s * flat.itemsize for s in self.strides], writeable=False)
 
     def pointer(self, ctx) -> str:
-        return ctx.ptr(self.value) + (f" + {self.offset}u" if self.offset else "")
+        return cexpr.offset(ctx.ptr(self.value), (self.offset, 1))
 
 
 @dataclass
@@ -95,17 +96,21 @@ def lower(attention: Attention, node: Node, ctx) -> None:
     if a.y.strides[3] != 1 and v_dim > 1:
         raise UnsupportedError("attention writes rows of its output contiguously", node.where())
     tile = use_tile(ctx)
-    rows = max(1, min(q_len, SCORES_BUDGET // max(kv_len, 1)))
+    # blocks and scratch are decided for the largest sizes: the kernel clips the last block at run time
+    longest_q, longest_kv = cexpr.bound(q_len), cexpr.bound(kv_len)
+    rows = max(1, min(longest_q, SCORES_BUDGET // max(longest_kv, 1)))
     if rows > tile.mr:
         rows -= rows % tile.mr
     round16 = lambda n: -(-n // 16) * 16
-    work_floats = round16(packed_size(qk_dim, kv_len, tile.nr)) + round16(packed_size(kv_len, v_dim, tile.nr)) + rows * (kv_len + 1)
+    work_floats = (round16(packed_size(cexpr.bound(qk_dim), longest_kv, tile.nr))
+                   + round16(packed_size(longest_kv, cexpr.bound(v_dim), tile.nr)) + rows * (longest_kv + 1))
     ctx.use_kernels("f32-attention")
     strides = {"q": a.q.strides, "k": a.k.strides, "v": a.v.strides, "y": a.y.strides}
     strides.update({name: mask.strides for name, mask in (("add_mask", a.add_mask), ("keep_mask", a.keep_mask)) if mask})
     masked = a.add_mask is not None or a.keep_mask is not None or a.causal
+    run_time = any(cexpr.is_variable(x) for x in [*a.dims, *(s for t in strides.values() for s in t)])
     ctx.emit("ops/attention.c.j2", kernel=ctx.kernel("mlcc_f32_attention"), config=tile.config,
-             dims=a.dims, kv_group=a.kv_group, strides=strides,
+             run_time=run_time, dims=a.dims, kv_group=a.kv_group, strides=strides,
              mask_cols=kv_len if a.mask_cols is None else a.mask_cols, scale=a.scale, causal=a.causal,
              keep_when=a.keep_when, fill=a.fill if masked else None, zero_masked_rows=a.zero_masked_rows,
              block_rows=rows, q=a.q.pointer(ctx), k=a.k.pointer(ctx), v=a.v.pointer(ctx), y=a.y.pointer(ctx),

@@ -6,9 +6,10 @@ are contiguous in every operand and gives each operand its element strides (0 wh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
+from ..cexpr import is_one, is_variable, same, text
 
 
 @dataclass
@@ -26,24 +27,25 @@ def _strides(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> list[int]:
     padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
     strides, step = [], 1
     for dim in reversed(padded):
-        strides.append(step if dim != 1 else 0)
+        strides.append(step if not is_one(dim) else 0)
         step *= dim
     strides = strides[::-1]
-    return [0 if padded[i] == 1 and out_shape[i] != 1 else strides[i] for i in range(len(out_shape))]
+    return [0 if is_one(padded[i]) and not is_one(out_shape[i]) else strides[i] for i in range(len(out_shape))]
 
 
 def loop_nest(out_shape: tuple[int, ...], operand_shapes: list[tuple[int, ...]]) -> LoopNest:
-    out_shape = tuple(int(d) for d in out_shape)
-    if int(np.prod(out_shape, dtype=np.int64)) == 0:
+    """Run-time extents (cexpr.Sym) keep their loops; dims merge only where they step alike at every size."""
+    out_shape = tuple(d if is_variable(d) else int(d) for d in out_shape)
+    if math.prod(out_shape) == 0:
         return LoopNest([0], "i0", ["0"] * len(operand_shapes))
-    dims = [d for d in range(len(out_shape)) if out_shape[d] != 1]
+    dims = [d for d in range(len(out_shape)) if not is_one(out_shape[d])]
     extents = [out_shape[d] for d in dims]
     all_strides = [_strides(out_shape, out_shape)] + [_strides(s, out_shape) for s in operand_shapes]
     per = [[s[d] for d in dims] for s in all_strides]
     # merge dim k into k-1 where every operand steps contiguously across the boundary
     k = len(extents) - 1
     while k > 0:
-        if all(p[k - 1] == p[k] * extents[k] for p in per):
+        if all(same(p[k - 1], p[k] * extents[k]) for p in per):
             extents[k - 1] *= extents[k]
             for p in per:
                 p[k - 1] = p[k]
@@ -54,7 +56,7 @@ def loop_nest(out_shape: tuple[int, ...], operand_shapes: list[tuple[int, ...]])
         extents, per = [1], [[0] for _ in per]
 
     def index(strides: list[int]) -> str:
-        terms = [f"i{d}" if s == 1 else f"i{d} * {s}" for d, s in enumerate(strides) if s]
+        terms = [f"i{d}" if is_one(s) else f"i{d} * {text(s)}" for d, s in enumerate(strides) if not same(s, 0)]
         return " + ".join(terms) or "0"
 
     return LoopNest(extents, index(per[0]), [index(p) for p in per[1:]])

@@ -10,11 +10,13 @@ counts and the element size, never on the element type's meaning, so every dtype
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import cnames
+from ..cexpr import is_one, is_variable, same, text
 from ..errors import NeedsConstantError, ShapeError
 from ..ir import Node, Value
 
@@ -23,7 +25,7 @@ def contiguous_strides(shape) -> list[int]:
     strides, step = [], 1
     for dim in reversed(tuple(shape)):
         strides.append(step)
-        step *= int(dim)
+        step *= dim if is_variable(dim) else int(dim)
     return strides[::-1]
 
 
@@ -37,7 +39,7 @@ class Region:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.extents, dtype=np.int64)) if self.extents else 1
+        return math.prod(self.extents) if self.extents else 1
 
 
 @dataclass
@@ -53,10 +55,10 @@ class Loops:
 def _coalesce(region: Region) -> tuple[list[int], list[int], list[int]]:
     copy = region.src_strides is not None
     src = region.src_strides if copy else [0] * len(region.extents)
-    dims = [(e, d, s) for e, d, s in zip(region.extents, region.dst_strides, src) if e != 1]
+    dims = [(e, d, s) for e, d, s in zip(region.extents, region.dst_strides, src) if not is_one(e)]
     merged: list[list[int]] = []
     for e, d, s in dims:
-        if merged and merged[-1][1] == d * e and merged[-1][2] == s * e:
+        if merged and same(merged[-1][1], d * e) and same(merged[-1][2], s * e):
             merged[-1] = [merged[-1][0] * e, d, s]  # the outer dim continues this one contiguously
         else:
             merged.append([e, d, s])
@@ -64,10 +66,13 @@ def _coalesce(region: Region) -> tuple[list[int], list[int], list[int]]:
 
 
 def _index(offset: int, strides: list[int], first_loop: int = 0) -> str:
-    terms = [str(offset)] if offset else []
+    terms = [text(offset)] if not same(offset, 0) else []
     for k, s in enumerate(strides):
         var = f"i{first_loop + k}"
-        if s == 0:
+        if same(s, 0):
+            continue
+        if is_variable(s):  # a run-time stride: a product of sizes, never negative
+            terms.append(f"+ {var} * {text(s)}" if terms else f"{var} * {text(s)}")
             continue
         term = var if abs(s) == 1 else f"{var} * {abs(s)}"
         if s < 0:
@@ -92,13 +97,13 @@ def plan(region: Region, dst: str, src: str | None, itemsize: int, fill_is_zero:
     extents, dst_strides, src_strides = _coalesce(region)
     copy = region.src_strides is not None
     run = 1
-    if extents and dst_strides[-1] == 1 and (src_strides[-1] == 1 if copy else fill_is_zero):
-        run = extents.pop()  # coalesced extents are > 1, so this is a real run
+    if extents and is_one(dst_strides[-1]) and (is_one(src_strides[-1]) if copy else fill_is_zero):
+        run = extents.pop()  # coalesced extents are > 1 (or run-time sizes), so this is a real run
         dst_strides.pop()
         src_strides.pop()
-    dst_at = _at(dst, _index(region.dst_offset, dst_strides), run > 1)
-    src_at = _at(src, _index(region.src_offset, src_strides), run > 1) if copy else None
-    return Loops(extents, dst_at, src_at, run * itemsize if run > 1 else 0, comment)
+    dst_at = _at(dst, _index(region.dst_offset, dst_strides), not is_one(run))
+    src_at = _at(src, _index(region.src_offset, src_strides), not is_one(run)) if copy else None
+    return Loops(extents, dst_at, src_at, run * itemsize if not is_one(run) else 0, comment)
 
 
 def fill_literal(value, dtype: np.dtype) -> str:
@@ -157,7 +162,7 @@ def emit_memcpy(ctx, dst: Value, src: Value) -> None:
 def transpose_region(shape, perm) -> Region:
     """out = transpose(in, perm), walking the output contiguously."""
     in_strides = contiguous_strides(shape)
-    out_shape = [int(shape[p]) for p in perm]
+    out_shape = [shape[p] if is_variable(shape[p]) else int(shape[p]) for p in perm]
     return Region(out_shape, contiguous_strides(out_shape), [in_strides[p] for p in perm])
 
 

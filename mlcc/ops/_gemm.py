@@ -219,7 +219,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
     nest: a LoopNest over batch dims, indices giving (out, a, b) matrix numbers, or None for one product;
     the residual of an epilogue follows the output's matrix number.
     """
-    tile = use_tile(ctx, n)
+    tile = use_tile(ctx, cexpr.bound(n))  # tiles and chunks for the largest n: right at every size
     index = (lambda i: nest.operand_index[i]) if nest else (lambda i: 0)
 
     def at(ptr: str, idx: str | int, stride: int) -> str:
@@ -236,7 +236,7 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
         packed = packed_constant(b.value, scaled, tile.nr)
         values.update(alpha=1.0, packed=at(ctx.constant(packed), index(1), packed_size(k, n, tile.nr)))
     else:
-        nc = chunk_columns(k, n, tile.nr, budget=scratch_budget(ctx.target))
+        nc = chunk_columns(cexpr.bound(k), cexpr.bound(n), tile.nr, budget=scratch_budget(ctx.target))
         values.update(packed=None, nc=nc, scratch=ctx.scratch(4 * packed_size(k, nc, tile.nr), "packed_b"),
                       b=at(ctx.ptr(b.value), index(1), b.batch_stride), b_rs=b.rs, b_cs=b.cs,
                       bias_chunk=values["bias"] if values["bias"] == "NULL"

@@ -51,6 +51,7 @@ class Cast(Op):
     attrs = {"to": REQUIRED, "saturate": 1, "round_mode": "up"}
     elementwise = True
     float16_native = True
+    variable_extents = True  # a kernel over the run-time count, or one loop nest
 
     def lower(self, node: Node, ctx) -> None:
         lower_cast(ctx, node.inputs[0], node.outputs[0], [])

@@ -348,6 +348,7 @@ def _literal(value, dtype: np.dtype) -> str:
 def _make(op_type: str, row: Row) -> type[Op]:
     class ElementwiseOp(Op):
         elementwise = True
+        variable_extents = True  # one loop nest over the output (ops/_broadcast.py takes run-time extents)
         inplace_safe = True
         in_place = True  # elementwise.c.j2 loads every operand at an index before storing there
         attrs = dict(row.attrs)

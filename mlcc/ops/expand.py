@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..cexpr import is_one
 from ..ir import Node
 from . import Op, register
 from ._copy import Region, const_ints, contiguous_strides, emit_regions
@@ -11,12 +12,13 @@ from ._views import View
 def broadcast_strides(shape, out_shape) -> list[int]:
     """Element strides of `shape` read as `out_shape` (numpy broadcasting): 0 where it repeats."""
     padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    return [0 if d == 1 else s for d, s in zip(padded, contiguous_strides(padded))]
+    return [0 if is_one(d) else s for d, s in zip(padded, contiguous_strides(padded))]
 
 
 @register
 class Expand(Op):
     op_type = "Expand"
+    variable_extents = True  # an affine copy; a run-time dim is never taken for a broadcast one
 
     def infer(self, node: Node):
         const_ints(node, 1, "shape")

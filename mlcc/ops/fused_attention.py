@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cexpr import is_variable
 from ..ir import Node
 from . import REQUIRED, Op, register
 from ._attention import Attention, Strided, flops, lower
@@ -25,12 +26,17 @@ from ._attention import Attention, Strided, flops, lower
 DOMAIN = "mlcc"
 
 
+def _whole(x):
+    """An attribute's whole number, or its run-time size (cexpr.Sym) while lowering at run-time extents."""
+    return x if is_variable(x) else int(x)
+
+
 def describe(node: Node) -> Attention:
     a = node.attrs
-    strided = lambda i, name: None if node.input(i) is None else Strided(node.inputs[i], int(a[name][0]), tuple(int(s) for s in a[name][1:]))
+    strided = lambda i, name: None if node.input(i) is None else Strided(node.inputs[i], _whole(a[name][0]), tuple(_whole(s) for s in a[name][1:]))
     return Attention(q=strided(0, "q"), k=strided(1, "k"), v=strided(2, "v"),
-                     y=Strided(node.outputs[0], int(a["y"][0]), tuple(int(s) for s in a["y"][1:])),
-                     dims=tuple(int(d) for d in a["dims"]), scale=float(a["scale"]), kv_group=int(a["kv_group"]),
+                     y=Strided(node.outputs[0], _whole(a["y"][0]), tuple(_whole(s) for s in a["y"][1:])),
+                     dims=tuple(_whole(d) for d in a["dims"]), scale=float(a["scale"]), kv_group=int(a["kv_group"]),
                      add_mask=strided(3, "add_mask"), keep_mask=strided(4, "keep_mask"),
                      keep_when=bool(a["keep_when"]), fill=float(a["fill"]), causal=bool(a["causal"]))
 
@@ -40,6 +46,7 @@ class FusedAttention(Op):
     op_type = "FusedAttention"
     vector_families = ("f32-attention",)
     domain = DOMAIN
+    variable_extents = True  # the kernel takes its sizes and strides at run time; scratch for the maxima
     attrs = {"dims": REQUIRED, "kv_group": 1, "q": REQUIRED, "k": REQUIRED, "v": REQUIRED, "y": REQUIRED,
              "add_mask": None, "keep_mask": None, "scale": 1.0, "keep_when": 1, "fill": float("-inf"), "causal": 0}
 

@@ -24,6 +24,7 @@ class FusedElementwise(Op):
     domain = "mlcc"
     attrs = {"body": None}
     elementwise = True
+    variable_extents = True  # one loop nest over the output (ops/_broadcast.py takes run-time extents)
     in_place = True  # elementwise.c.j2 loads every operand at an index before storing there
 
     def reference(self, node: Node, inputs):

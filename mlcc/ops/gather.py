@@ -5,8 +5,11 @@ the end) and clamped, so an invalid index never reads outside the data. int32 an
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..cexpr import VariableExtentError, is_variable, offset
 from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
@@ -24,6 +27,7 @@ def _progression(indices: list[int]) -> int | None:
 class Gather(Op):
     op_type = "Gather"
     attrs = {"axis": 0}
+    variable_extents = True  # run-time indices over a run-time count (an embedding lookup over a sequence)
 
     def strided_view(self, node: Node, view: View) -> View | None:
         """One constant index: the input with that axis fixed (or kept with extent 1)."""
@@ -42,11 +46,23 @@ class Gather(Op):
     def lower(self, node: Node, ctx) -> None:
         data, indices, out = node.inputs[0], node.inputs[1], node.outputs[0]
         axis = normalize_axis(node.attrs["axis"], len(data.shape), node)
-        outer = int(np.prod(data.shape[:axis], dtype=np.int64))
-        dim = int(data.shape[axis])
-        inner = int(np.prod(data.shape[axis + 1:], dtype=np.int64))
+        outer = math.prod(data.shape[:axis])
+        dim = data.shape[axis]
+        inner = math.prod(data.shape[axis + 1:])
         count = indices.size
         table = None
+        if indices.is_const and (is_variable(dim) or is_variable(count)):
+            # constant indices over a run-time axis, or stored at the maximum and read as far as the size
+            # reaches (mlcc/extents.py): a non-negative progression that stays inside the axis at every size
+            given = [int(i) for i in indices.data.reshape(-1)]
+            step = _progression(given)
+            if step is None or not given or given[0] < 0 or step < 0 or not given[0] + step * (count - 1) < dim:
+                raise VariableExtentError(f"constant indices of {indices.name!r} are not an increasing progression "
+                                          "inside the axis at every size")
+            region = Region([outer, count, inner], [count * inner, inner, 1], [dim * inner, step * inner, 1],
+                            src_offset=given[0] * inner)
+            emit_regions(ctx, out, data, [(region, "constant indices, evenly spaced")])
+            return
         if indices.is_const:
             given = [int(i) for i in indices.data.reshape(-1)]
             if any(not -dim <= i < dim for i in given):
@@ -66,10 +82,10 @@ class Gather(Op):
             return
         itemsize = np.dtype(out.dtype).itemsize
         loops = ([outer] if outer > 1 else []) + [count]
-        outer_dst, outer_src = (f"i0 * {count * inner} + ", f"i0 * {dim * inner} + ") if outer > 1 else ("", "")
+        outer_index = "i0" if outer > 1 else 0
         j = f"i{len(loops) - 1}"
-        k = "(size_t)k" if inner == 1 else f"(size_t)k * {inner}"
-        dst_index = f"{outer_dst}{j}" if inner == 1 else f"{outer_dst}{j} * {inner}"
+        dst_index = offset(None, (outer_index, count * inner), (j, inner))
+        src_index = offset(None, (outer_index, dim * inner), ("(size_t)k", inner))
         ctx.emit("ops/gather.c.j2", loops=loops, j=j, dim=dim, last=dim - 1, wrap=table is None,
                  indices=table or ctx.ptr(indices), dst=ctx.ptr(out), src=ctx.ptr(data),
-                 dst_index=dst_index, src_index=f"{outer_src}{k}", run_bytes=inner * itemsize if inner > 1 else 0)
+                 dst_index=dst_index, src_index=src_index, run_bytes=inner * itemsize if inner > 1 else 0)

@@ -38,6 +38,7 @@ class Gemm(Op):
     quantized_form = "gemm"
     attrs = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
     epilogue_input = 3
+    variable_extents = True  # m, n, k as run-time sizes (tiles and chunks chosen for the largest)
 
     def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
         old, y = node.input(2), node.outputs[0]

@@ -18,6 +18,7 @@ from ._outputs import drop_unread_outputs
 class LayerNormalization(Op):
     op_type = "LayerNormalization"
     vector_families = ("f32-norm",)
+    variable_extents = True  # rows of the run-time size through mlcc_f32_norm_layer
     role = Role.LAYER_NORMALIZATION
     attrs = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 

@@ -11,6 +11,8 @@ read that operand (rank 2 or more, float32) with its last two axes swapped, thro
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -49,6 +51,7 @@ class MatMul(Op):
     vector_families = ("f32-gemm",)
     quantized_form = "matmul"
     epilogue_input = 2
+    variable_extents = True  # m, n, k and batch counts as run-time sizes (B packed at build time only if constant)
     role = Role.MATMUL
 
     def transposed_reads(self, node: Node) -> dict[int, str]:
@@ -111,8 +114,8 @@ class MatMul(Op):
             b_logical = b.data.reshape(*b_batch, n, k).swapaxes(-1, -2) if trans_b else b.data.reshape(*b_batch, k, n)
         a_strides = (1, m) if trans_a else (k, 1)
         b_strides = (1, k) if trans_b else (n, 1)
-        a_matrices = int(np.prod(a_batch, dtype=np.int64))
-        if int(np.prod(b_batch, dtype=np.int64)) == 1 and (a_matrices == 1 or not trans_a):
+        a_matrices = math.prod(a_batch)
+        if math.prod(b_batch) == 1 and (a_matrices == 1 or not trans_a):
             # one B for every matrix of A: A's batch rows stack into one taller product
             emit_gemm(ctx, a_matrices * m, n, k, Operand(a, *a_strides), Operand(b, *b_strides), node.outputs[0],
                       b_logical=None if b_logical is None else b_logical.reshape(k, n),

@@ -28,6 +28,7 @@ def _make(op_type: str, row) -> type[Op]:
         inplace_safe = True
         view_of_input = True  # the planner aliases the output to the input; the memcpy is then not emitted
         relabels_shape = True
+        variable_extents = True  # the same elements, whatever their run-time count
         role = Role.RESHAPE if op_type == "Reshape" else None
 
         def strided_view(self, node: Node, view: View) -> View | None:

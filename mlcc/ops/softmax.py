@@ -55,6 +55,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
         attrs = {"axis": None}  # its default depends on the opset
         role = ROLES.get(op_type)
         vector_families = ("f32-softmax",)
+        variable_extents = True  # the kernels take their sizes at run time; scratch for the largest
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
@@ -68,7 +69,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
             if x.dtype != np.float32:
                 raise UnsupportedError(f"{op_type} on {x.dtype.name} is not supported (float32 and double only)", node.where())
             ctx.use_kernels("f32-softmax")
-            if inner == 1:
+            if cexpr.is_one(inner):
                 ctx.emit("ops/softmax.c.j2", kernel=ctx.kernel(row.rows_kernel), sizes=[outer, n],
                          x=ctx.ptr(x), y=ctx.ptr(y), work=None)
             else:

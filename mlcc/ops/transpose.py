@@ -14,6 +14,7 @@ class Transpose(Op):
     op_type = "Transpose"
     attrs = {"perm": None}  # default: reverse the dims
     role = Role.TRANSPOSE
+    variable_extents = True  # an affine copy over run-time extents
 
     def perm(self, node: Node) -> list[int]:
         rank = len(node.inputs[0].shape)

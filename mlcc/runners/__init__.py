@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -55,25 +56,87 @@ class LoadedModel:
         return results[0] if len(results) == 1 else results
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        arrays = []
-        for spec in self.inputs:
-            if spec["name"] not in feeds:
-                raise RunError(f"missing input {spec['name']!r}; the model's inputs are: {', '.join(i['name'] for i in self.inputs)}")
-            array = np.asarray(feeds[spec["name"]])
-            if tuple(array.shape) != tuple(spec["shape"]):
-                raise RunError(f"input {spec['name']!r} has shape {list(array.shape)}, the model was built for {spec['shape']}")
-            arrays.append(np.ascontiguousarray(array, dtype=spec["dtype"]))
+        missing = [spec["name"] for spec in self.inputs if spec["name"] not in feeds]
+        if missing:
+            raise RunError(f"missing input {missing[0]!r}; the model's inputs are: {', '.join(i['name'] for i in self.inputs)}")
         extra = set(feeds) - {i["name"] for i in self.inputs}
         if extra:
             raise RunError(f"unknown input(s) {sorted(extra)}; the model's inputs are: {', '.join(i['name'] for i in self.inputs)}")
-        results = [np.empty(o["shape"], dtype=o["dtype"]) for o in self.outputs]
-        status = self._invoke(arrays, results)
+        given = [np.asarray(feeds[spec["name"]]) for spec in self.inputs]
+        sizes = run_time_sizes(self.report, [a.shape for a in given])
+        arrays = []
+        for spec, array in zip(self.inputs, given):
+            expected = shape_at(spec, sizes)
+            if tuple(array.shape) != expected:
+                built = f"{spec['dims']} ({_ranges_text(self.report)})" if "dims" in spec else spec["shape"]
+                raise RunError(f"input {spec['name']!r} has shape {list(array.shape)}, the model was built for {built}")
+            arrays.append(np.ascontiguousarray(array, dtype=spec["dtype"]))
+        if not sizes:
+            results = [np.empty(o["shape"], dtype=o["dtype"]) for o in self.outputs]
+            status = self._invoke(arrays, results)
+        else:  # buffers for the largest shapes; the run writes each output packed at its shape
+            largest = [np.empty(int(np.prod(o["shape"], dtype=np.int64)), dtype=o["dtype"]) for o in self.outputs]
+            status, flat_shapes = self._invoke_dims(arrays, largest, [sizes[d["name"]] for d in self.report["dims"]])
+            results, at = [], 0
+            for o, buffer in zip(self.outputs, largest):
+                shape = tuple(int(n) for n in flat_shapes[at:at + len(o["shape"])])
+                at += len(o["shape"])
+                results.append(buffer[:int(np.prod(shape, dtype=np.int64))].reshape(shape))
         if status != 0:
             raise RunError(f"{self.report['name']}_run returned status {status}")
         return {o["name"]: r for o, r in zip(self.outputs, results)}
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
         raise NotImplementedError
+
+    def _invoke_dims(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int]) -> tuple[int, list[int]]:
+        """NAME_run_dims: the status and every output's dims, in order."""
+        raise RunError(f"the {type(self).__name__} runner does not run models with run-time dimensions yet")
+
+
+def _ranges_text(report: dict) -> str:
+    return ", ".join(f"{d['name']} in {d['min']}..{d['max']}" for d in report.get("dims", []))
+
+
+def evaluate(dim, sizes: dict[str, int]) -> int:
+    """A report's dim: a number, or the text of a polynomial in the run-time sizes (`64*seq+1`)."""
+    if isinstance(dim, int):
+        return dim
+    total = 0
+    for sign, term in re.findall(r"([+-]?)([^+-]+)", dim):
+        value = 1
+        for factor in term.split("*"):
+            value *= int(factor) if factor.isdigit() else sizes[factor]
+        total += -value if sign == "-" else value
+    return total
+
+
+def shape_at(spec: dict, sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(evaluate(d, sizes) for d in spec["dims"]) if "dims" in spec else tuple(spec["shape"])
+
+
+def run_time_sizes(report: dict, shapes: list[tuple[int, ...]]) -> dict[str, int]:
+    """The size of each run-time dimension, read off the inputs' shapes (where an input dim is that
+    dimension alone) and checked against its range; {} for a model without any."""
+    declared = report.get("dims", [])
+    if not declared:
+        return {}
+    sizes: dict[str, int] = {}
+    for spec, shape in zip(report["inputs"], shapes):
+        for axis, dim in enumerate(spec.get("dims", [])):
+            if isinstance(dim, str) and dim in {d["name"] for d in declared} and axis < len(shape):
+                if sizes.setdefault(dim, int(shape[axis])) != int(shape[axis]):
+                    raise RunError(f"input {spec['name']!r} has {shape[axis]} at dim {axis} ({dim}), another input "
+                                   f"{sizes[dim]}")
+    for d in declared:
+        if d["name"] not in sizes:
+            raise RunError(f"no input dim is {d['name']} alone, so its size cannot be read off the inputs")
+        if not d["min"] <= sizes[d["name"]] <= d["max"]:
+            where = next(f"input {spec['name']!r} dim {axis}" for spec in report["inputs"]
+                         for axis, dim in enumerate(spec.get("dims", [])) if dim == d["name"])
+            raise RunError(f"{where} is {sizes[d['name']]}: {d['name']} must be within {d['min']}..{d['max']}, the "
+                           "range the model was built for")
+    return sizes
 
 
 def read_report(out_dir: str | Path) -> dict:

@@ -28,6 +28,10 @@ class HostModel(LoadedModel):
         self.ffi.cdef(f"int {report['name']}_run_v(const void *const *inputs, void *const *outputs, void *arena);")
         self.lib = self.ffi.dlopen(str(library.resolve()))
         self.entry = getattr(self.lib, f"{report['name']}_run_v")
+        if report.get("dims"):  # NAME_dims is size_t members in order: passed as an array of them
+            self.ffi.cdef(f"int {report['name']}_run_dims(const size_t *dims, const void *const *inputs, "
+                          "void *const *outputs, size_t *output_shapes, void *arena);")
+            self.entry_dims = getattr(self.lib, f"{report['name']}_run_dims")
         self.arena = aligned_empty(max(report["arena_bytes"], 1))
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
@@ -35,3 +39,12 @@ class HostModel(LoadedModel):
         in_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in inputs] or [ffi.NULL])
         out_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in outputs])
         return self.entry(in_ptrs, out_ptrs, ffi.cast("void *", self.arena.ctypes.data))
+
+    def _invoke_dims(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int]) -> tuple[int, list[int]]:
+        ffi = self.ffi
+        in_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in inputs] or [ffi.NULL])
+        out_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in outputs])
+        shapes = ffi.new("size_t[]", max(1, sum(len(o["shape"]) for o in self.outputs)))
+        status = self.entry_dims(ffi.new("size_t[]", sizes), in_ptrs, out_ptrs, shapes,
+                                 ffi.cast("void *", self.arena.ctypes.data))
+        return status, list(shapes)

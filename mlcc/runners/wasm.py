@@ -38,13 +38,25 @@ class WasmModel(LoadedModel):
             exports["_initialize"](self.store)
         self.memory = exports["memory"]
         self.entry = exports[f"{report['name']}_run_v"]
+        self.entry_dims = exports[f"{report['name']}_run_dims"] if report.get("dims") else None
         self.base = _align(exports["__heap_base"].value(self.store))
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
+        return self._call(inputs, outputs, None)[0]
+
+    def _invoke_dims(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int]) -> tuple[int, list[int]]:
+        return self._call(inputs, outputs, sizes)
+
+    def _call(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int] | None) -> tuple[int, list[int]]:
+        """Lays the tables, tensors and arena out above __heap_base and calls NAME_run_v, or NAME_run_dims
+        with `sizes` (NAME_dims: size_t members, 4 bytes each on wasm32)."""
         store, memory = self.store, self.memory
         cursor = self.base
         in_table, cursor = cursor, _align(cursor + 4 * max(len(inputs), 1))
         out_table, cursor = cursor, _align(cursor + 4 * len(outputs))
+        ranks = sum(len(o["shape"]) for o in self.outputs)
+        dims_at, cursor = cursor, _align(cursor + 4 * max(len(sizes or []), 1))
+        shapes_at, cursor = cursor, _align(cursor + 4 * max(ranks, 1))
         in_addrs, out_addrs = [], []
         for a in inputs:
             in_addrs.append(cursor)
@@ -62,7 +74,14 @@ class WasmModel(LoadedModel):
         memory.write(store, np.array(out_addrs, dtype="<u4").tobytes(), out_table)
         for a, addr in zip(inputs, in_addrs):
             memory.write(store, a.tobytes(), addr)
-        status = self.entry(store, in_table, out_table, arena)
+        if sizes is None:
+            status, shapes = self.entry(store, in_table, out_table, arena), []
+        else:  # outputs are written packed at their run-time shapes: what lies beyond is the caller's as given
+            for a, addr in zip(outputs, out_addrs):
+                memory.write(store, a.tobytes(), addr)
+            memory.write(store, np.array(sizes, dtype="<u4").tobytes(), dims_at)
+            status = self.entry_dims(store, dims_at, in_table, out_table, shapes_at, arena)
+            shapes = np.frombuffer(memory.read(store, shapes_at, shapes_at + 4 * ranks), dtype="<u4").tolist()
         for a, addr in zip(outputs, out_addrs):
             a[...] = np.frombuffer(memory.read(store, addr, addr + a.nbytes), dtype=a.dtype).reshape(a.shape)
-        return status
+        return status, shapes

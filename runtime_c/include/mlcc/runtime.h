@@ -14,6 +14,8 @@
 #define MLCC_ERROR_MISALIGNED_ARENA 2
 /* An If's run-time condition chose a branch mlcc could not compile for the built shapes (the build warned). */
 #define MLCC_ERROR_UNCOMPILED_BRANCH 3
+/* NAME_run_dims: a run-time dimension outside its range (nothing was read or written). */
+#define MLCC_ERROR_DIM_RANGE 4
 
 #define MLCC_ARENA_ALIGNMENT 64
 

@@ -1,0 +1,297 @@
+"""Bounded dynamic shapes: dimensions that vary at run time within a range (`--dim seq=1..128`, or a range
+inside `--shape x=1,3,32..640,32..640`).
+
+The frontend and the passes work on static shapes, so the graph is built and optimised at sample sizes: every
+variable at its maximum (the graph that is planned and lowered), at the corners one below the maximum, and at
+two check points (all minimums, or 2 where a minimum is 1; all midpoints). The graphs must agree node for node; every dimension, every
+integer attribute and every element of a folded integer constant that differs between them is fitted as a
+polynomial in the variables (affine in each: multilinear), which the check points must confirm. The fit is
+stored on the maximum's graph as `Value.extents` and `Node.variable_attrs` (cexpr.Sym entries) and lowering
+hands those to the ops that declare `variable_extents`; every other op refuses. A folded constant whose shape
+varies is stored at the maximum and read as a prefix, which the samples must confirm too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from .cexpr import Sym
+from .errors import ShapeError, UsageError
+from .ir import Graph, Node, Value
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A dimension that varies at run time: its name (the model's dim_param, or INPUT_AXIS for a range given
+    in --shape), its range, and where it was given."""
+    name: str
+    low: int
+    high: int
+
+    def sym(self) -> Sym:
+        return Sym.symbol(self.name, self.low, self.high)
+
+
+def parse_range(text: str, what: str) -> int | tuple[int, int]:
+    """`N` or `MIN..MAX` (whole numbers, 0 < MIN < MAX)."""
+    low, sep, high = text.partition("..")
+    try:
+        if not sep:
+            return int(text)
+        low_n, high_n = int(low), int(high)
+    except ValueError:
+        raise UsageError(f"{what}: dims must be whole numbers N or ranges MIN..MAX, separated by commas") from None
+    if not 0 < low_n < high_n:
+        raise UsageError(f"{what}: a range MIN..MAX needs 0 < MIN < MAX (got {low_n}..{high_n})")
+    return (low_n, high_n)
+
+
+def variables(model: onnx.ModelProto, shapes: dict, dims: dict) -> list[Variable]:
+    """The variables the options declare: ranged --dim symbols, and ranges inside --shape (named after the
+    model's dim_param at that axis, else INPUT_AXIS)."""
+    found: dict[str, Variable] = {}
+    for name, given in dims.items():
+        if isinstance(given, tuple):
+            found[name] = Variable(name, *given)
+    declared = {i.name: list(i.type.tensor_type.shape.dim) for i in model.graph.input}
+    for input_name, shape in shapes.items():
+        for axis, given in enumerate(shape):
+            if not isinstance(given, tuple):
+                continue
+            dim = declared.get(input_name, [])[axis] if axis < len(declared.get(input_name, [])) else None
+            name = dim.dim_param if dim is not None and dim.dim_param else f"{input_name}_{axis}"
+            known = found.get(name)
+            if known is not None and (known.low, known.high) != given:
+                raise UsageError(f"--shape {input_name}: dim {axis} ({name}) is given {given[0]}..{given[1]} here "
+                                 f"and {known.low}..{known.high} elsewhere")
+            found[name] = Variable(name, *given)
+    return sorted(found.values(), key=lambda v: v.name)
+
+
+def concrete(model: onnx.ModelProto, shapes: dict, dims: dict, sizes: dict[str, int]) -> tuple[dict, dict]:
+    """The --shape and --dim overrides with every range replaced by its variable's size in `sizes`."""
+    declared = {i.name: list(i.type.tensor_type.shape.dim) for i in model.graph.input}
+    fixed_dims = {name: sizes[name] if isinstance(given, tuple) else given for name, given in dims.items()}
+    fixed_shapes = {}
+    for input_name, shape in shapes.items():
+        out = []
+        for axis, given in enumerate(shape):
+            if isinstance(given, tuple):
+                dim = declared.get(input_name, [])[axis] if axis < len(declared.get(input_name, [])) else None
+                given = sizes[dim.dim_param if dim is not None and dim.dim_param else f"{input_name}_{axis}"]
+            out.append(given)
+        fixed_shapes[input_name] = tuple(out)
+    return fixed_shapes, fixed_dims
+
+
+def samples(variables: list[Variable]) -> list[dict[str, int]]:
+    """The sizes to build at: the maximum first, the corners one below it, then the check points."""
+    corners = [dict(zip([v.name for v in variables], c))
+               for c in itertools.product(*[(v.high, v.high - 1) for v in variables])]
+    # a size of 1 is no check: strides of a one-element axis are arbitrary, and passes drop such axes
+    checks = [{v.name: max(v.low, 2) for v in variables}, {v.name: (v.low + v.high) // 2 for v in variables}]
+    points = []
+    for p in [*corners, *checks]:
+        if p not in points:
+            points.append(p)
+    return points
+
+
+def _monomials(variables: list[Variable]) -> list[tuple[str, ...]]:
+    names = [v.name for v in variables]
+    return [m for r in range(len(names) + 1) for m in itertools.combinations(names, r)]
+
+
+class _Fitter:
+    def __init__(self, variables: list[Variable], points: list[dict[str, int]]):
+        self.variables = variables
+        self.points = points
+        self.monomials = _monomials(variables)
+        self.ranges = {v.name: (v.low, v.high) for v in variables}
+        # the corners determine the multilinear fit; the check points confirm it
+        corners = 2 ** len(variables)
+        basis = np.array([[np.prod([p[s] for s in m]) for m in self.monomials] for p in points[:corners]], dtype=np.float64)
+        self.solve = np.linalg.inv(basis)
+        self.corners = corners
+
+    def fit(self, observed: list[int], points: list[dict[str, int]] | None = None) -> int | Sym | None:
+        """The polynomial taking `observed[i]` at points[i] (the corners first), or None when no multilinear
+        one does."""
+        points = self.points if points is None else points
+        if all(o == observed[0] for o in observed):
+            return int(observed[0])
+        coefficients = self.solve @ np.array(observed[:self.corners], dtype=np.float64)
+        rounded = [int(round(c)) for c in coefficients]
+        if any(abs(c - r) > 1e-6 for c, r in zip(coefficients, rounded)):
+            return None
+        fitted = Sym.of(Sym(dict(zip(self.monomials, rounded)), dict(self.ranges)))
+        value = fitted.at if isinstance(fitted, Sym) else (lambda p: fitted)
+        if any(value(p) != o for p, o in zip(points, observed)):
+            return None
+        return fitted
+
+
+def _describe(points: list[dict[str, int]], observed: list) -> str:
+    return ", ".join(f"{o} at {', '.join(f'{k}={v}' for k, v in p.items())}" for p, o in zip(points, observed))
+
+
+def members(node: Node) -> list[Node]:
+    """Nodes held in attributes (a fused node's body), depth first."""
+    found = []
+    for value in node.attrs.values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, Node):
+                found += [item, *members(item)]
+    return found
+
+
+def _nodes(graph: Graph) -> list[Node]:
+    return [m for n in graph.nodes for m in [n, *members(n)]]
+
+
+def _values(node: Node) -> list[Value]:
+    return [v for v in [*node.inputs, *node.outputs] if v is not None]
+
+
+def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[str, int]]) -> dict:
+    """Fit the graphs built at `points` (graphs[0] at the maximum) and record the varying extents on
+    graphs[0]. Returns what it found: {"variable_values": n, "variable_attrs": n, "prefix_constants": n}."""
+    fitter = _Fitter(variables, points)
+    corners = fitter.corners
+    node_lists = [_nodes(g) for g in graphs]
+    for point, nodes in zip(points[1:corners], node_lists[1:corners]):
+        where = ", ".join(f"{k}={v}" for k, v in point.items())
+        if len(nodes) != len(node_lists[0]):
+            raise ShapeError(f"the optimised graph at {where} has {len(nodes)} nodes, at the maximum "
+                             f"{len(node_lists[0])}: the passes decide differently by size, so one artifact cannot "
+                             "serve the range; narrow it or fix the size")
+        for a, b in zip(node_lists[0], nodes):
+            if (a.op_type, a.name, len(a.inputs), len(a.outputs)) != (b.op_type, b.name, len(b.inputs), len(b.outputs)):
+                raise ShapeError(f"the optimised graph at {where} has {b.where()} where the maximum has {a.where()}: "
+                                 "the passes decide differently by size; narrow the range or fix the size")
+
+    # the check points' graphs may differ (a size of 1 lets passes drop a broadcast): matched by name there
+    value_lists = [[*g.inputs, *g.outputs, *(v for n in nodes for v in _values(n))] for g, nodes in zip(graphs, node_lists)]
+    by_name = [{v.name: v for v in values} for values in value_lists[corners:]]
+    seen: dict[int, Value] = {}
+    found = {"variable_values": 0, "variable_attrs": 0, "prefix_constants": 0}
+    for same in zip(*value_lists[:corners]):
+        value = same[0]
+        if id(value) in seen:
+            continue
+        seen[id(value)] = value
+        checks = [named.get(value.name) for named in by_name]
+        present = [p for p, v in zip(points, [*same, *checks]) if v is not None]
+        same = (*same, *(v for v in checks if v is not None))
+        ranks = {len(v.shape) for v in same}
+        if len(ranks) != 1:
+            raise ShapeError(f"tensor {value.name!r} changes rank with the size ({_describe(present, [v.shape for v in same])})")
+        extents = []
+        for axis in range(len(value.shape)):
+            observed = [int(v.shape[axis]) for v in same]
+            fitted = fitter.fit(observed, present)
+            if fitted is None:
+                raise ShapeError(f"dim {axis} of tensor {value.name!r} is not a multilinear function of "
+                                 f"{', '.join(v.name for v in variables)} ({_describe(present, observed)}); "
+                                 "build it at fixed sizes")
+            extents.append(fitted)
+        if any(isinstance(e, Sym) for e in extents):
+            value.extents = tuple(extents)
+            found["variable_values"] += 1
+        if value.is_const:
+            found["prefix_constants"] += _check_constant(value, same, fitter, present)
+
+    check_nodes = [{n.name: n for n in nodes} for nodes in node_lists[corners:]]
+    for nodes in zip(*node_lists[:corners]):
+        node = nodes[0]
+        checks = [named.get(node.name) for named in check_nodes]
+        present = [p for p, n in zip(points, [*nodes, *checks]) if n is not None and n.op_type == node.op_type]
+        nodes = (*nodes, *(n for n in checks if n is not None and n.op_type == node.op_type))
+        for key, attr in node.attrs.items():
+            others = [n.attrs.get(key) for n in nodes]
+            if all(_same(attr, o) for o in others):
+                continue
+            fitted = _fit_attr(others, fitter, present)
+            if fitted is None:
+                raise ShapeError(f"attribute {key!r} changes with the size in a way mlcc cannot compute at run time "
+                                 f"({_describe(present, others)})", node.where())
+            node.variable_attrs[key] = fitted
+            found["variable_attrs"] += 1
+    return found
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, Node) or isinstance(b, Node):
+        return True  # members are matched as nodes
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _fit_attr(observed: list, fitter: _Fitter, points: list[dict[str, int]]):
+    """An int attribute (or a nested list of them) fitted element by element; None when it cannot be."""
+    first = observed[0]
+    if isinstance(first, bool):
+        return None
+    if isinstance(first, (int, np.integer)):
+        if not all(isinstance(o, (int, np.integer)) and not isinstance(o, bool) for o in observed):
+            return None
+        return fitter.fit([int(o) for o in observed], points)
+    if isinstance(first, (list, tuple)):
+        if not all(isinstance(o, (list, tuple)) and len(o) == len(first) for o in observed):
+            return None
+        items = [_fit_attr([o[i] for o in observed], fitter, points) for i in range(len(first))]
+        if any(i is None and not all(_same(o[k], first[k]) for o in observed) for k, i in enumerate(items)):
+            return None
+        items = [first[k] if i is None else i for k, i in enumerate(items)]
+        return type(first)(items)
+    return None
+
+
+def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, points) -> int:
+    """A constant whose data changes with the size: integers of a fixed shape are shape arithmetic (each
+    element fitted; `Value.variable_data`); a varying shape must be a prefix of the maximum's data (stored
+    once, read as far as the size reaches). Returns 1 for a prefix constant."""
+    datas = [np.ascontiguousarray(v.data) for v in same]
+    if all(d.shape == datas[0].shape and np.array_equal(d, datas[0]) for d in datas):
+        return 0
+    if all(d.shape == datas[0].shape for d in datas) and np.issubdtype(datas[0].dtype, np.integer):
+        flat = [d.reshape(-1) for d in datas]
+        elements = [fitter.fit([int(f[i]) for f in flat], points) for i in range(flat[0].size)]
+        if all(e is not None for e in elements):
+            value.variable_data = elements
+            return 0
+    whole = datas[0].reshape(-1)
+    if all(d.size <= whole.size and np.array_equal(whole[:d.size], d.reshape(-1)) for d in datas):
+        return 1
+    raise ShapeError(f"constant {value.name!r}, folded at build time, changes with the size in a way one stored "
+                     f"tensor cannot serve (shapes {_describe(points, [d.shape for d in datas])}); build it at "
+                     "fixed sizes")
+
+
+def at_max(value: Value) -> tuple:
+    return value.shape
+
+
+def symbolic_shape(value: Value) -> tuple:
+    """The shape with its run-time extents (cexpr.Sym) where they vary."""
+    return value.extents if value.extents is not None else tuple(value.shape)
+
+
+def check_plan(program, memory) -> None:
+    """Offsets are planned at the maximum: a tensor placed inside another at a non-zero offset (a Concat's
+    later inputs, a Slice view), or written at another's pitch, would be misplaced at a smaller size."""
+    for alias in memory.aliases:
+        touched = [alias.value, alias.root, alias.link.parent]
+        variable = next((v for v in touched if v.extents is not None), None)
+        if variable is None or (alias.offset == 0 and alias.link.kind != "strided"):
+            continue
+        raise ShapeError(f"tensor {alias.value.name!r} shares the bytes of {alias.link.parent.name!r} "
+                         f"({alias.link.kind}, {alias.offset} bytes in at the maximum), whose place depends on "
+                         f"the run-time size of {variable.name!r}; fix the size or narrow the range")

@@ -1,0 +1,157 @@
+"""Ops at run-time extents: one artifact built with a dimension S in a range (`--dim S=MIN..MAX`), run at
+several sizes inside it and compared with onnxruntime at each, on every test target; ops that cannot take a
+run-time extent yet are refused with one error naming the op and the dim."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from mlcc.errors import UnsupportedError
+from mlcc.pipeline import BuildOptions, compile_model
+from tests.golden import check_sizes
+
+SIZES = [1, 6, 24]  # the bounds and one between
+DIMS = {"S": (1, 24)}
+
+
+def model(nodes, inputs: dict, outputs: list[str], initializers: dict | None = None, opset: int = 17) -> onnx.ModelProto:
+    """A graph whose inputs have symbolic dims: inputs maps name -> (element type, shape with "S" where it
+    varies); the outputs are float32 of inferred shape."""
+    graph = helper.make_graph(
+        nodes, "variable_extents",
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
+        [numpy_helper.from_array(np.asarray(a), n) for n, a in (initializers or {}).items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return onnx.shape_inference.infer_shapes(m)
+
+
+def floats(*shape, seed=0):
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(np.float32)
+
+
+F = TensorProto.FLOAT
+
+
+def test_matmul_rows_vary_b_constant(target, tmp_path):
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": (F, [1, "S", 16])}, ["y"], {"w": floats(16, 8)})
+    check_sizes(m, lambda s: {"x": floats(1, s, 16)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_matmul_batched_rows_and_columns_vary(target, tmp_path):
+    """Q K^T over run-time operands: m and n are S, B is packed at run time."""
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": (F, [2, "S", 8]), "b": (F, [2, 8, "S"])}, ["y"])
+    check_sizes(m, lambda s: {"a": floats(2, s, 8), "b": floats(2, 8, s, seed=1)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_matmul_inner_dim_varies(target, tmp_path):
+    """scores x V: k is S."""
+    m = model([helper.make_node("MatMul", ["p", "v"], ["y"])], {"p": (F, [3, 4, "S"]), "v": (F, [3, "S", 5])}, ["y"])
+    check_sizes(m, lambda s: {"p": floats(3, 4, s), "v": floats(3, s, 5, seed=2)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_gemm_with_bias_and_transposed_weights(target, tmp_path):
+    m = model([helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1, alpha=0.5)], {"x": (F, ["S", 16])}, ["y"],
+              {"w": floats(8, 16), "b": floats(8)})
+    check_sizes(m, lambda s: {"x": floats(s, 16)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_broadcast_elementwise_and_outer_product(target, tmp_path):
+    nodes = [helper.make_node("Add", ["x", "bias"], ["t"]), helper.make_node("Relu", ["t"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "axis2"], ["col"]), helper.make_node("Unsqueeze", ["r", "axis1"], ["row"]),
+             helper.make_node("Mul", ["col", "row"], ["y"])]
+    m = model(nodes, {"x": (F, ["S", 4])}, ["y"],
+              {"bias": floats(4), "axis1": np.array([0], np.int64), "axis2": np.array([1], np.int64)})
+    check_sizes(m, lambda s: {"x": floats(s, 4)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_softmax_along_and_across_the_varying_axis(axis, target, tmp_path):
+    m = model([helper.make_node("Softmax", ["x"], ["y"], axis=axis)], {"x": (F, [2, "S", "S"])}, ["y"])
+    check_sizes(m, lambda s: {"x": floats(2, s, s)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_layer_normalization_rows_vary(target, tmp_path):
+    m = model([helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=1e-5)],
+              {"x": (F, [1, "S", 16])}, ["y"], {"g": floats(16), "b": floats(16, seed=3)})
+    check_sizes(m, lambda s: {"x": floats(1, s, 16)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_embedding_gather_and_positions(target, tmp_path):
+    """Word embeddings by run-time ids plus position embeddings sliced to the sequence (Shape -> Gather ->
+    Slice folded at build time: a constant read as far as the size reaches)."""
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["words"]),
+             helper.make_node("Shape", ["ids"], ["shape"]),
+             helper.make_node("Gather", ["shape", "one"], ["length"], axis=0),
+             helper.make_node("Slice", ["positions", "zero", "length", "zero"], ["pos"]),
+             helper.make_node("Add", ["words", "pos"], ["y"])]
+    m = model(nodes, {"ids": (TensorProto.INT64, [1, "S"])}, ["y"],
+              {"table": floats(50, 8), "positions": floats(24, 8, seed=4), "zero": np.array([0], np.int64),
+               "one": np.array([1], np.int64)})
+    check_sizes(m, lambda s: {"ids": np.arange(s, dtype=np.int64)[None, :] * 7 % 50}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_split_heads_by_shape_arithmetic(target, tmp_path):
+    """Shape -> Gather -> Concat -> Reshape (integer code of S), then Transpose: a transformer's head split."""
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Gather", ["shape", "first_two"], ["lead"], axis=0),
+             helper.make_node("Concat", ["lead", "heads"], ["target"], axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["split"]),
+             helper.make_node("Transpose", ["split"], ["y"], perm=[0, 2, 1, 3])]
+    m = model(nodes, {"x": (F, [1, "S", 16])}, ["y"],
+              {"first_two": np.array([0, 1], np.int64), "heads": np.array([4, 4], np.int64)})
+    check_sizes(m, lambda s: {"x": floats(1, s, 16)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_mask_from_ids_cast_and_where(target, tmp_path):
+    nodes = [helper.make_node("Cast", ["mask"], ["keep"], to=TensorProto.BOOL),
+             helper.make_node("Where", ["keep", "x", "fill"], ["y"])]
+    m = model(nodes, {"mask": (TensorProto.INT64, [1, "S"]), "x": (F, [3, "S"])}, ["y"], {"fill": np.float32(-1e4)})
+    rng = np.random.default_rng(5)
+    check_sizes(m, lambda s: {"mask": rng.integers(0, 2, (1, s)).astype(np.int64), "x": floats(3, s)}, SIZES,
+                target, tmp_path, dims=DIMS)
+
+
+def test_range_in_a_shape_and_two_variables(target, tmp_path):
+    """A range given inside --shape (named after the model's dim_param) next to a --dim range: two variables."""
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": (F, ["M", 6]), "b": (F, [6, "N"])}, ["y"])
+    report = check_sizes(m, lambda s: {"a": floats(s[0], 6), "b": floats(6, s[1], seed=6)}, [(1, 9), (5, 2), (8, 9)],
+                         target, tmp_path, dims={"M": (1, 8)}, shapes={"b": (6, (2, 9))})
+    assert [(d["name"], d["min"], d["max"]) for d in report["dims"]] == [("M", 1, 8), ("N", 2, 9)]
+    assert report["outputs"][0]["dims"] == ["M", "N"] and report["outputs"][0]["shape"] == [8, 9]
+
+
+def test_an_op_without_run_time_extents_is_refused_naming_op_and_dim(tmp_path):
+    m = model([helper.make_node("CumSum", ["x", "axis"], ["y"])], {"x": (F, [2, "S"])}, ["y"], {"axis": np.array(1, np.int64)})
+    path = tmp_path / "m.onnx"
+    onnx.save(m, str(path))
+    with pytest.raises(UnsupportedError, match=r"CumSum cannot take a run-time extent yet: dim 1 of 'x' is S \(S in 1\.\.24\)"):
+        compile_model(path, BuildOptions(dims=DIMS, compile=False))
+
+
+def test_sizes_outside_the_range_touch_nothing(target, tmp_path):
+    """NAME_run_dims refuses a size outside its range with MLCC_ERROR_DIM_RANGE (4) before reading or writing
+    anything (called below the runner's own check), and the runner refuses it with one error."""
+    from mlcc import runners
+    from mlcc.errors import RunError
+    from mlcc.pipeline import build
+    from tests.golden import split_target
+
+    m = model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F, ["S", 4])}, ["y"])
+    path = tmp_path / "m.onnx"
+    onnx.save(m, str(path))
+    name, runner = split_target(target)
+    out_dir, _ = build(path, BuildOptions(target=name, out_dir=tmp_path / "out", dims={"S": (2, 24)}))
+    loaded = runners.load(out_dir, runner=runner)
+    for size in (1, 25, 0):
+        sentinel = np.full(24 * 4, 7.0, np.float32)
+        status, _ = loaded._invoke_dims([floats(24, 4)], [sentinel], [size])
+        assert status == 4 and (sentinel == 7.0).all(), (size, status)
+    status, shapes = loaded._invoke_dims([floats(3, 4)], [sentinel], [3])
+    assert status == 0 and shapes == [3, 4] and (sentinel[12:] == 7.0).all()
+    with pytest.raises(RunError, match=r"input 'x' dim 0 is 25: S must be within 2\.\.24"):
+        loaded.run({"x": floats(25, 4)})
