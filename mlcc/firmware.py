@@ -56,3 +56,19 @@ def link_command(target, sources: list[str], archive: str, script: str, output: 
             "-std=c99", "-O2", "-g0", "-ffunction-sections", "-fdata-sections", "-Wall", "-Wextra", "-Werror",
             "-I.", f"-I{boards}", "-T", script, "-Wl,--entry=Reset_Handler", "-Wl,--gc-sections", *sources, archive,
             *target.ldflags, "-o", output]
+
+
+def program_command(target, sources: list[Path], include_dirs: list[Path], script: Path, output: Path) -> list[str]:
+    """The zig cc arguments that build a stand-alone C program with a `main` (a kernel test harness, a
+    benchmark) into an image for the target's board: the board's startup and semihosting, the runtime's own
+    <string.h> and <math.h>; main's return value is the emulator's exit status. `script` receives the
+    board's linker script."""
+    from .toolchain import compile_flags
+
+    script.write_text(linker_script(target.board))
+    runtime = paths.runtime_dir()
+    boards = runtime / BOARDS
+    support = [boards / "startup.c", boards / "semihost.c", runtime / "kernels" / "freestanding" / "string.c"]
+    return [*compile_flags(target, [str(p) for p in (*include_dirs, runtime / "include")]), f"-I{boards}",
+            "-T", str(script), "-Wl,--entry=Reset_Handler", "-Wl,--gc-sections",
+            *map(str, sources), *map(str, support), *target.ldflags, "-o", str(output)]

@@ -58,24 +58,19 @@ def run_harness(target_name: str, harness: Path, sources: list[Path], tmp_path: 
 
 
 def run_board_harness(target_name: str, harness: Path, sources: list[Path], tmp_path: Path) -> str:
-    """The console output of a harness built as firmware for a bare-metal target's emulated board (startup,
-    semihosting and the board's linker script from runtime_c/boards/, the runtime's own <string.h>, printf
-    from tests/kernels/board/) and run under qemu-system-arm; asserts it built and exited 0."""
+    """The console output of a harness built as firmware for a bare-metal target's emulated board
+    (mlcc.firmware.program_command; printf from tests/kernels/board/) and run under qemu-system-arm;
+    asserts it built and exited 0."""
     from mlcc import firmware
     from mlcc.runners.qemu_system import qemu_system_command
 
     target: Target = resolve(target_name)
     command = qemu_system_command(target)  # a RunError naming the package when the emulator is missing
-    runtime = paths.runtime_dir()
-    boards = runtime / "boards"
-    script = tmp_path / f"{target.board}.ld"
-    script.write_text(firmware.linker_script(target.board))
     board_stdio = Path(__file__).with_name("board")
-    support = [boards / "startup.c", boards / "semihost.c", board_stdio / "stdio.c", runtime / "kernels" / "freestanding" / "string.c"]
     image = tmp_path / "harness.elf"
-    build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *compile_flags(target, [str(runtime / "include")]),
-                            f"-I{board_stdio}", f"-I{boards}", "-T", str(script), "-Wl,--entry=Reset_Handler",
-                            "-Wl,--gc-sections", str(harness), *map(str, sources), *map(str, support), "-o", str(image)],
+    build = subprocess.run([sys.executable, "-m", "ziglang", "cc",
+                            *firmware.program_command(target, [harness, *sources, board_stdio / "stdio.c"], [board_stdio],
+                                                      tmp_path / f"{target.board}.ld", image)],
                            capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stderr
     proc = subprocess.run([*command, "-kernel", str(image)], capture_output=True, text=True, timeout=600,

@@ -1,7 +1,7 @@
 /* qs8-gemm for Cortex-M55 Helium (Armv8.1-M MVE): tiles of 2 rows x 2 columns, 16 bytes of k a step.
  * VMLADAVA multiplies 16 byte pairs and adds every product to a 32-bit scalar accumulator (the products are
- * 16-bit values, summed in 32 bits: exact). The last, shorter step loads under a tail predicate (VCTP), whose
- * inactive bytes are zero in both operands, so no scalar tail and no read past k. Rows and columns past the
+ * 16-bit values, summed in 32 bits: exact). k past a multiple of 16 is one more step under a tail predicate
+ * (VCTP), whose inactive bytes are zero in both operands: no scalar tail and no read past k. Rows and columns past the
  * product's edge reuse the first and are not stored. */
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -19,11 +19,21 @@ void mlcc_qs8_gemm__mve(size_t m, size_t n, size_t k, const uint8_t *a, size_t l
             const size_t nr = MLCC_MIN(2, n - j);
             const int8_t *w0 = w + j * ldw, *w1 = nr > 1 ? w0 + ldw : w0;
             int32_t acc00 = 0, acc01 = 0, acc10 = 0, acc11 = 0;
-            for (size_t p = 0; p < k; p += 16) {
+            size_t p = 0;
+            for (; p + 16 <= k; p += 16) {
+                const int8x16_t x0 = vreinterpretq_s8_u8(veorq_u8(vldrbq_u8(a0 + p), flip));
+                const int8x16_t x1 = vreinterpretq_s8_u8(veorq_u8(vldrbq_u8(a1 + p), flip));
+                const int8x16_t b0 = vldrbq_s8(w0 + p), b1 = vldrbq_s8(w1 + p);
+                acc00 = vmladavaq_s8(acc00, x0, b0);
+                acc01 = vmladavaq_s8(acc01, x0, b1);
+                acc10 = vmladavaq_s8(acc10, x1, b0);
+                acc11 = vmladavaq_s8(acc11, x1, b1);
+            }
+            if (p < k) {  /* the flip is applied to live bytes only: dead ones stay zero */
                 const mve_pred16_t live = vctp8q((uint32_t)(k - p));
-                /* the flip is applied to live bytes only: dead ones stay zero */
-                const int8x16_t x0 = vreinterpretq_s8_u8(veorq_m_u8(vdupq_n_u8(0), vldrbq_z_u8(a0 + p, live), flip, live));
-                const int8x16_t x1 = vreinterpretq_s8_u8(veorq_m_u8(vdupq_n_u8(0), vldrbq_z_u8(a1 + p, live), flip, live));
+                const uint8x16_t zero = vdupq_n_u8(0);
+                const int8x16_t x0 = vreinterpretq_s8_u8(veorq_m_u8(zero, vldrbq_z_u8(a0 + p, live), flip, live));
+                const int8x16_t x1 = vreinterpretq_s8_u8(veorq_m_u8(zero, vldrbq_z_u8(a1 + p, live), flip, live));
                 const int8x16_t b0 = vldrbq_z_s8(w0 + p, live), b1 = vldrbq_z_s8(w1 + p, live);
                 acc00 = vmladavaq_s8(acc00, x0, b0);
                 acc01 = vmladavaq_s8(acc01, x0, b1);
