@@ -195,7 +195,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     (out_dir / f"{name}.c").write_text(_tidy(c_text))
     files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]
     if program.target.is_wasm:  # the ES module that loads NAME.wasm in browsers and Node
-        files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes))
+        files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes, variables))
     return Sources(weights_total, len(placed), files)
 
 

@@ -28,12 +28,17 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def memory_layout(inputs: list[dict], outputs: list[dict], arena_bytes: int) -> dict:
-    """Byte offsets from the aligned heap base; tensors are report.json entries (name, dtype, shape)."""
+def memory_layout(inputs: list[dict], outputs: list[dict], arena_bytes: int, dims: int = 0) -> dict:
+    """Byte offsets from the aligned heap base; tensors are report.json entries (name, dtype, shape: the
+    largest). With `dims` run-time dimensions, NAME_dims and the output shapes NAME_run_dims writes follow
+    the pointer tables."""
     cursor = 0
     input_table, cursor = cursor, _align(cursor + 4 * max(len(inputs), 1))
     output_table, cursor = cursor, _align(cursor + 4 * max(len(outputs), 1))
     offsets = {}
+    if dims:
+        offsets["dims"], cursor = cursor, _align(cursor + 4 * dims)
+        offsets["shapes"], cursor = cursor, _align(cursor + 4 * max(sum(len(t["shape"]) for t in outputs), 1))
     for kind, tensors in (("inputs", inputs), ("outputs", outputs)):
         offsets[kind] = []
         for t in tensors:
@@ -51,26 +56,30 @@ def _nbytes(tensor: dict) -> int:
 
 def _js_tensor(t: dict) -> str:
     shape = ", ".join(str(d) for d in t["shape"])
+    dims = f"dims: Object.freeze({json.dumps(t['dims'])}), " if "dims" in t else ""
     return (f"{{ name: {json.dumps(t['name'])}, dtype: {json.dumps(t['dtype'])}, "
-            f"shape: Object.freeze([{shape}]), size: {prod(t['shape'])} }}")
+            f"shape: Object.freeze([{shape}]), {dims}size: {prod(t['shape'])} }}")
 
 
-def write_module(out_dir: Path, name: str, source: str, graph, arena_bytes: int) -> str:
+def write_module(out_dir: Path, name: str, source: str, graph, arena_bytes: int, variables=()) -> str:
     """Write out_dir/NAME.mjs for the graph's inputs and outputs; returns the file name."""
     from .report import tensor_info
 
     inputs = [tensor_info(v) for v in graph.inputs]
     outputs = [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)]
-    (out_dir / f"{name}.mjs").write_text(render_module(name, source, inputs, outputs, arena_bytes))
+    (out_dir / f"{name}.mjs").write_text(render_module(name, source, inputs, outputs, arena_bytes, variables))
     return f"{name}.mjs"
 
 
-def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict], arena_bytes: int) -> str:
-    layout = memory_layout(inputs, outputs, arena_bytes)
+def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict], arena_bytes: int,
+                  variables=()) -> str:
+    layout = memory_layout(inputs, outputs, arena_bytes, len(variables))
+    dims = [dict(name=json.dumps(v.name), low=v.low, high=v.high) for v in variables]
     example_feed = ", ".join(f"{json.dumps(t['name'])}: new {_ARRAY_TYPE[t['dtype']]}({prod(t['shape'])})" for t in inputs)
     return render(
         "model.mjs.j2", name=name, version=__version__, source=source, arena_bytes=arena_bytes,
-        name_literal=json.dumps(name), wasm_literal=json.dumps(f"{name}.wasm"), entry=f"{name}_run_v",
+        name_literal=json.dumps(name), wasm_literal=json.dumps(f"{name}.wasm"),
+        entry=f"{name}_run_dims" if dims else f"{name}_run_v", dims=dims,
         inputs=[_js_tensor(t) for t in inputs], outputs=[_js_tensor(t) for t in outputs],
         input_offsets=", ".join(map(str, layout["inputs"])), output_offsets=", ".join(map(str, layout["outputs"])),
         layout=layout, example_feed=example_feed, array_types=_ARRAY_TYPE,
@@ -82,7 +91,7 @@ def package_name(name: str) -> str:
     return "-".join(part for part in name.lower().split("_") if part) or "model"
 
 
-def write_package(out_dir: Path, name: str, graph) -> list[str]:
+def write_package(out_dir: Path, name: str, graph, variables=()) -> list[str]:
     """package.json and NAME.d.ts beside NAME.mjs: the folder is an npm package with TypeScript types.
     Returns the file names."""
     from .report import tensor_info
@@ -93,7 +102,8 @@ def write_package(out_dir: Path, name: str, graph) -> list[str]:
     (out_dir / f"{name}.d.ts").write_text(render("model.d.ts.j2", name=name, version=__version__,
                                                  name_literal=json.dumps(name), array_types=_ARRAY_TYPE,
                                                  inputs=[_ts_tensor(t) for t in inputs],
-                                                 outputs=[_ts_tensor(t) for t in outputs]))
+                                                 outputs=[_ts_tensor(t) for t in outputs],
+                                                 dims=[dict(name=v.name, low=v.low, high=v.high) for v in variables]))
     return ["package.json", f"{name}.d.ts"]
 
 

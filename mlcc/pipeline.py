@@ -168,7 +168,7 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
                                    model_path.read_bytes(), model_path.name, compiled.variables)
         sources.files += buildfiles.write(staging, compiled.name, compiled.target, sources.files)
         if compiled.target.is_wasm:  # an npm package: package.json, and types for NAME.mjs
-            sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph)
+            sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph, compiled.variables)
         artifacts = {}
         if options.compile:
             options.progress(f"compiling for {compiled.target.name}")

@@ -6,6 +6,7 @@ and writes the outputs to files (raw little-endian tensors in ONNX order).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -39,10 +40,21 @@ class NodeModel(LoadedModel):
             raise RunError("the node runner needs Node.js (`node` on PATH; Debian package nodejs)")
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
+        return self._call(inputs, outputs, None)[0]
+
+    def _invoke_dims(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int]) -> tuple[int, list[int]]:
+        return self._call(inputs, outputs, sizes)
+
+    def _call(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int] | None) -> tuple[int, list[int]]:
+        """One node process; with `sizes` (NAME_dims in order) they go to NAME.mjs's run() by name, and the
+        outputs come back at their run-time shapes, packed at the start of each buffer."""
         with tempfile.TemporaryDirectory(prefix="mlcc-node-") as tmp:
             folder = Path(tmp)
             for i, a in enumerate(inputs):
                 (folder / f"input{i}.bin").write_bytes(a.tobytes())
+            if sizes is not None:
+                names = [d["name"] for d in self.report["dims"]]
+                (folder / "dims.json").write_text(json.dumps(dict(zip(names, sizes))))
             try:
                 proc = subprocess.run([self.node, str(DRIVER), str(self.module.resolve()), tmp],
                                       capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
@@ -50,9 +62,13 @@ class NodeModel(LoadedModel):
                 raise RunError(f"node did not finish {self.module.name} within {TIMEOUT_SECONDS} s") from None
             if proc.returncode != 0:
                 raise RunError(f"node failed running {self.module.name}: {_last_error(proc.stderr)}")
+            shapes = []
             for i, a in enumerate(outputs):
-                a[...] = np.fromfile(folder / f"output{i}.bin", dtype=a.dtype).reshape(a.shape)
-        return 0
+                data = np.fromfile(folder / f"output{i}.bin", dtype=a.dtype)
+                a.reshape(-1)[:data.size] = data
+            if sizes is not None:
+                shapes = [n for shape in json.loads((folder / "shapes.json").read_text()) for n in shape]
+        return 0, shapes
 
 
 def _last_error(stderr: str) -> str:

@@ -74,6 +74,7 @@ class WasmModel(LoadedModel):
         memory.write(store, np.array(out_addrs, dtype="<u4").tobytes(), out_table)
         for a, addr in zip(inputs, in_addrs):
             memory.write(store, a.tobytes(), addr)
+        self.layout = (in_table, out_table, dims_at, shapes_at, arena)  # the addresses of this call (benchmarks)
         if sizes is None:
             status, shapes = self.entry(store, in_table, out_table, arena), []
         else:  # outputs are written packed at their run-time shapes: what lies beyond is the caller's as given

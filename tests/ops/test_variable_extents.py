@@ -4,6 +4,10 @@ run-time extent yet are refused with one error naming the op and the dim."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+
 import numpy as np
 import onnx
 import pytest
@@ -155,3 +159,36 @@ def test_sizes_outside_the_range_touch_nothing(target, tmp_path):
     assert status == 0 and shapes == [3, 4] and (sentinel[12:] == 7.0).all()
     with pytest.raises(RunError, match=r"input 'x' dim 0 is 25: S must be within 2\.\.24"):
         loaded.run({"x": floats(25, 4)})
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+def test_es_module_takes_sizes_and_refuses_out_of_range(tmp_path):
+    """NAME.mjs of a wasm32 build: run(feeds) reads S off an input's length, run(feeds, sizes) takes it, outputs
+    come back at their shapes, and a size outside the range throws a RangeError before anything runs; the node
+    runner passes the sizes through it."""
+    from mlcc.pipeline import build
+
+    m = model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": (F, [1, "S", 4])}, ["y"], {"w": floats(4, 3)})
+    path = tmp_path / "m.onnx"
+    onnx.save(m, str(path))
+    out_dir, _ = build(path, BuildOptions(target="wasm32", out_dir=tmp_path / "out", name="mm", dims={"S": (2, 24)}))
+    script = tmp_path / "check.mjs"
+    script.write_text(f"""
+import {{ load, shapes }} from {json.dumps((out_dir / 'mm.mjs').as_uri())};
+const model = await load();
+const x = Float32Array.from({{ length: 20 }}, (_, i) => i / 7);
+const y = model.run({{ x }}).y;
+const again = model.run({{ x: x.subarray(0, 8) }}, {{ S: 2 }}).y;
+let refused = "";
+try {{ model.run({{ x: new Float32Array(100) }}); }} catch (e) {{ refused = `${{e.constructor.name}}: ${{e.message}}`; }}
+console.log(JSON.stringify({{ y: Array.from(y), again: Array.from(again), shape: shapes({{ S: 5 }}).y, refused }}));
+""")
+    result = json.loads(subprocess.run(["node", str(script)], capture_output=True, text=True, check=True).stdout)
+    x = (np.arange(20, dtype=np.float32) / 7).reshape(1, 5, 4)
+    w = m.graph.initializer[0]
+    expected = x @ numpy_helper.to_array(w)
+    np.testing.assert_allclose(np.array(result["y"]).reshape(1, 5, 3), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.array(result["again"]).reshape(1, 2, 3), expected[:, :2], rtol=1e-5, atol=1e-6)
+    assert result["shape"] == [1, 5, 3] and result["refused"] == "RangeError: mm: S is 25, outside its range 2..24"
+    (tmp_path / "node").mkdir()
+    check_sizes(m, lambda s: {"x": floats(1, s, 4)}, [2, 9], "wasm32@node", tmp_path / "node", dims={"S": (2, 24)})
