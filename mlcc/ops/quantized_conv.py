@@ -113,8 +113,9 @@ class QuantizedConv(Op):
         weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         in_place = (taps == 1 and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
                     and (in_h, in_w) == (out_h, out_w))
-        block = min(out_h * out_w, max(8, PATCH_BYTES // k // 8 * 8))
-        patches = "NULL" if in_place else ctx.scratch(block * k, "patches", dtype="uint8")
+        row = -(-k // 4) * 4  # a patch row, zero-padded to whole quads (qs8-packed.h)
+        block = min(out_h * out_w, max(8, PATCH_BYTES // row // 8 * 8))
+        patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)
 

@@ -92,6 +92,9 @@ int main(void) {
     }
 
     struct { const char *name; mlcc_qs8_dwconv_nhwc_fn fn; } dws[] = {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+        {"dwconv avx512", mlcc_qs8_dwconv_nhwc__avx512},
+#endif
 #if defined(__AVX2__)
         {"dwconv avx2", mlcc_qs8_dwconv_nhwc__avx2},
 #endif

@@ -1,5 +1,5 @@
 """The channels-last qs8 kernels (qs8-packed's GEMM forms and NHWC driver, qs8-dwconv's forms) against their
-oracles through qs8_nhwc_edges.c, bytes compared exactly: AVX2 and AVX-512 VNNI natively (where the CPU has
+oracles through qs8_nhwc_edges.c, bytes compared exactly: AVX2, AVX-512 and AVX-512 VNNI natively (where the CPU has
 it), SIMD128 in wasmtime, and the portable build (the references against qs8-gemm's)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ DWCONV_CASES = 3 * 5 * 5 * 2
 CONV_CASES = 4 * 2
 
 
-@pytest.mark.parametrize("target_name,gemms,dwconvs", [("x86_64", 2, 1), ("x86_64-avx512-vnni", 3, 1),
+@pytest.mark.parametrize("target_name,gemms,dwconvs", [("x86_64", 2, 1), ("x86_64-avx512", 2, 2), ("x86_64-avx512-vnni", 3, 2),
                                                          ("wasm32", 1, 1), ("x86_64-baseline", 1, 0)])
 def test_forms_match_reference(target_name, gemms, dwconvs, tmp_path):
     output = run_harness(target_name, HARNESS, kernel_sources("qs8-gemm", "qs8-packed", "qs8-dwconv"), tmp_path)

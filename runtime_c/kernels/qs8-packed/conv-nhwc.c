@@ -26,6 +26,9 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
         gemm(pixels, n, k, x, channels, a_flip, packed, y, n, rq);
         return;
     }
+    /* patch rows padded with zero bytes to whole 4-byte quads: they meet the panels' zero padding, and the
+     * kernels run no tail (a first layer's k of 27 becomes 28) */
+    const size_t ldp = (k + 3) & ~(size_t)3;
     for (size_t first = 0; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
         for (size_t r = 0; r < count; ++r) {
@@ -33,7 +36,8 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
             /* left of the padding wraps around to a huge size_t: one test covers both sides */
             const size_t iw0 = ow * g->stride_w - g->pad_left, iw_last = iw0 + (g->kernel_w - 1) * g->dilation_w;
             const bool whole = g->dilation_w == 1 && iw0 < g->in_w && iw_last < g->in_w;  /* the kw taps are one run */
-            uint8_t *row = patches + r * k;
+            uint8_t *row = patches + r * ldp;
+            for (size_t p = k; p < ldp; ++p) row[p] = 0;
             for (size_t kh = 0; kh < g->kernel_h; ++kh, row += span) {
                 const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
                 if (ih >= g->in_h) {
@@ -52,6 +56,6 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
                 }
             }
         }
-        gemm(count, n, k, patches, k, a_flip, packed, y + first * n, n, rq);
+        gemm(count, n, ldp, patches, ldp, a_flip, packed, y + first * n, n, rq);
     }
 }

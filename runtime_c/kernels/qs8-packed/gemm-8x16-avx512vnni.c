@@ -3,7 +3,7 @@
  * vpdpbusd multiplies unsigned by signed bytes and sums the four 16-bit products into 32 bits (no
  * saturation): it is fed a' + 128 (a ^ a_flip ^ 0x80) and the accumulators start at bias - 128 * sums,
  * so the result is exact. Requantization: each lane's multiplier and shift, 64-bit products and arithmetic
- * shifts (vpsravq). A shift below 31 (a real multiplier of 1 or more) takes the reference's code. */
+ * shifts (vpsravq). Rows past a multiple of 8 go one at a time. A shift below 31 (a real multiplier of 1 or more) takes the reference's code. */
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 #include <immintrin.h>
 #include <string.h>
@@ -22,6 +22,44 @@ static inline int32_t row_quad(const uint8_t *row, size_t q, size_t k, uint32_t 
     return (int32_t)(bytes ^ flip);
 }
 
+/* The parameters of one panel's 16 columns, as vectors */
+struct panel {
+    const int8_t *weights;
+    __m512i start, multiplier, mult_odd, s_even, s_odd, round_even, round_odd;
+    __mmask16 columns;
+};
+
+/* `mr` rows (a constant where it is inlined: 8, then 1 for the rest) times one panel */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
+                                                       const struct panel *pn, uint8_t *c, size_t ldc,
+                                                       const struct mlcc_qs8_requant *rq) {
+    const size_t k4 = k / 4;
+    __m512i acc[MR];
+    for (size_t r = 0; r < mr; ++r) acc[r] = pn->start;
+    for (size_t q = 0; q < k4; ++q) {
+        const __m512i ws = _mm512_loadu_si512(pn->weights + q * 64);
+        for (size_t r = 0; r < mr; ++r) {
+            int32_t bytes;
+            memcpy(&bytes, a + r * lda + 4 * q, 4);
+            acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(bytes ^ (int32_t)flip), ws);
+        }
+    }
+    if (4 * k4 < k) {
+        const __m512i ws = _mm512_loadu_si512(pn->weights + k4 * 64);
+        for (size_t r = 0; r < mr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(row_quad(a + r * lda, k4, k, flip)), ws);
+    }
+    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
+    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
+    for (size_t r = 0; r < mr; ++r) {
+        const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc[r], pn->multiplier), pn->round_even), pn->s_even);
+        const __m512i odd = _mm512_srav_epi64(
+            _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc[r], 32), pn->mult_odd), pn->round_odd), pn->s_odd);
+        __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
+        v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point), low), high);
+        _mm_mask_storeu_epi8(c + r * ldc, pn->columns, _mm512_cvtepi32_epi8(v));
+    }
+}
+
 void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                       const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
     for (size_t j = 0; j < n; ++j) {
@@ -30,51 +68,26 @@ void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_
             return;
         }
     }
-    const size_t panel = mlcc_qs8_packed_panel_bytes(k), quads = (k + 3) / 4, k4 = k / 4;
+    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % MR;
     const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
-    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
-    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
     const __m512i one = _mm512_set1_epi64(1);
     for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
         const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
-        const __mmask16 columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
-        const int8_t *base = packed + (j / MLCC_QS8_PACKED_NR) * panel;
+        struct panel pn;
+        pn.columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
+        const int8_t *base = packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes;
+        pn.weights = base + 64;
         const __m512i sums = _mm512_loadu_si512(base);
-        const int8_t *weights = base + 64;
-        const __m512i start = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(columns, rq->bias + j), _mm512_slli_epi32(sums, 7));
-        const __m512i multiplier = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1 << 30), columns, rq->multiplier + j);
-        const __m512i shifts = _mm512_mask_loadu_epi32(_mm512_set1_epi32(31), columns, rq->shift + j);
-        const __m512i s_even = _mm512_and_si512(shifts, _mm512_set1_epi64(0xFFFFFFFF)), s_odd = _mm512_srli_epi64(shifts, 32);
-        const __m512i round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(s_even, one));
-        const __m512i round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(s_odd, one));
-        const __m512i mult_odd = _mm512_srli_epi64(multiplier, 32);
-        for (size_t i = 0; i < m; i += MR) {
-            const size_t mr = MLCC_MIN(MR, m - i);
-            const uint8_t *rows[MR];
-            for (size_t r = 0; r < MR; ++r) rows[r] = a + (i + (r < mr ? r : 0)) * lda;
-            __m512i acc[MR];
-            for (size_t r = 0; r < MR; ++r) acc[r] = start;
-            for (size_t q = 0; q < k4; ++q) {
-                const __m512i ws = _mm512_loadu_si512(weights + q * 64);
-                for (size_t r = 0; r < MR; ++r) {
-                    int32_t bytes;
-                    memcpy(&bytes, rows[r] + 4 * q, 4);
-                    acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(bytes ^ (int32_t)flip), ws);
-                }
-            }
-            if (k4 < quads) {
-                const __m512i ws = _mm512_loadu_si512(weights + k4 * 64);
-                for (size_t r = 0; r < MR; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(row_quad(rows[r], k4, k, flip)), ws);
-            }
-            for (size_t r = 0; r < mr; ++r) {
-                const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc[r], multiplier), round_even), s_even);
-                const __m512i odd = _mm512_srav_epi64(
-                    _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc[r], 32), mult_odd), round_odd), s_odd);
-                __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
-                v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point), low), high);
-                _mm_mask_storeu_epi8(c + (i + r) * ldc + j, columns, _mm512_cvtepi32_epi8(v));
-            }
-        }
+        pn.start = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(pn.columns, rq->bias + j), _mm512_slli_epi32(sums, 7));
+        pn.multiplier = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1 << 30), pn.columns, rq->multiplier + j);
+        const __m512i shifts = _mm512_mask_loadu_epi32(_mm512_set1_epi32(31), pn.columns, rq->shift + j);
+        pn.s_even = _mm512_and_si512(shifts, _mm512_set1_epi64(0xFFFFFFFF));
+        pn.s_odd = _mm512_srli_epi64(shifts, 32);
+        pn.round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_even, one));
+        pn.round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_odd, one));
+        pn.mult_odd = _mm512_srli_epi64(pn.multiplier, 32);
+        for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
+        for (size_t i = full; i < m; ++i) tile(1, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
     }
 }
 #endif

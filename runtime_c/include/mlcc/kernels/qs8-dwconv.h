@@ -21,6 +21,9 @@ typedef void (*mlcc_qs8_dwconv_nhwc_fn)(const struct mlcc_qs8_conv_geometry *g, 
 void mlcc_qs8_dwconv_nhwc__reference(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                      uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                      const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                                  uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
+                                  const struct mlcc_qs8_requant *rq);
 void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                 uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                 const struct mlcc_qs8_requant *rq);
