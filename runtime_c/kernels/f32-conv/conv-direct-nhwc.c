@@ -204,7 +204,7 @@ static FORCE_INLINE void row_panels(size_t nv, const struct row *r, size_t ow_a,
 }
 
 /* The image in panels of nv vectors: nr == nv * LANES. */
-static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
+static FORCE_INLINE void panels(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
                                 size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
                                 const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                 const struct mlcc_f32_epilogue *epilogue)
@@ -231,6 +231,34 @@ static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *
         }
     }
 }
+
+/* The entry point for panels of nv vectors (the panel width's rows stay nr floats). */
+static void entry(size_t nv, MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+
+/* The image in panels of nv vectors, but a last panel with fewer live vectors runs as a panel of those
+ * alone (34 channels on AVX2: 3 + 2 vectors, not 3 + 3), in the larger blocks its fewer accumulators leave
+ * registers for. Through its own entry point: inlined here it would bloat every panel width's code. */
+static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
+                                const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t tail = out_channels % nr, tail_vectors = (tail + LANES - 1u) / LANES;
+    if (tail == 0u || tail_vectors >= nv) {
+        panels(nv, g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+        return;
+    }
+    const size_t full = out_channels - tail, k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    if (full > 0u) panels(nv, g, channels, x_pixel_stride, full, nr, x, w, bias, y, y_pitch, epilogue);
+    struct mlcc_f32_epilogue shifted;
+    if (epilogue != NULL && epilogue->residual != NULL) {
+        shifted = *epilogue;
+        shifted.residual += full * epilogue->residual_cs;
+        epilogue = &shifted;
+    }
+    entry(tail_vectors, g, channels, x_pixel_stride, tail, nr, x, w + full * k, bias == NULL ? NULL : bias + full,
+          y + full, y_pitch, epilogue);
+}
 #endif
 
 /* One entry point per panel width, so a model links only the width it runs (and no shim: the __reference form). */
@@ -245,16 +273,24 @@ void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAM
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u); }
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u); }
 
+#if MLCC_HAVE_F32V
+static void entry(size_t nv, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
+{
+    switch (nv) {
+    case 1: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_ARGS); return;
+    case 2: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_ARGS); return;
+    case 3: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_ARGS); return;
+    default: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(DIRECT_ARGS); return;
+    }
+}
+#endif
+
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
 #if MLCC_HAVE_F32V
     if (nr % LANES == 0 && nr <= 4 * LANES && nr <= MLCC_F32_CONV_MAX_NR) {
-        switch (nr / LANES) {
-        case 1: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_ARGS); return;
-        case 2: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_ARGS); return;
-        case 3: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_ARGS); return;
-        default: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(DIRECT_ARGS); return;
-        }
+        entry(nr / LANES, DIRECT_ARGS);
+        return;
     }
 #endif
     mlcc_f32_conv_direct_nhwc__reference(DIRECT_ARGS);
