@@ -25,7 +25,10 @@ from pathlib import Path
 
 SEED = 0
 LEGACY_OPSET, DYNAMO_OPSET = 17, 18
-EXPORTERS = ("legacy", "dynamo")
+EXPORTERS = ("legacy", "dynamo")  # the default run
+# legacy-opset11-dynamic: the legacy exporter at opset 11 with the batch dim exported as a named dim (set at build
+# time): how many deployment guides still export. Asked for by --exporters.
+ALL_EXPORTERS = (*EXPORTERS, "legacy-opset11-dynamic")
 IMAGE = 64  # every image case runs at 64x64 unless its architecture needs more
 NUM_CLASSES = 10
 INIT = "randomized-1"  # names _randomize's scheme in the cache key: change it when the scheme changes
@@ -116,7 +119,7 @@ CASES: list[Case] = [
     _timm("edgenext_xx_small"),
     _timm("poolformer_s12"),
     _timm("mixer_s16_224", img_size=IMAGE, note="img_size 64"),
-    _timm("efficientformer_l1"),
+    _timm("efficientformer_l1", shape=(1, 3, 224, 224), note="224x224 input (its attention biases are for 7x7 tokens)"),
 ]
 
 
@@ -228,9 +231,14 @@ class _Tensors:
 
 
 def export(case: Case, exporter: str, path: Path, inputs):
+    export_model(build_model(case), exporter, path, inputs)
+
+
+def export_model(model, exporter: str, path: Path, inputs) -> None:
+    """Exports `model` (one image tensor in; a tensor, a tuple or a dict of them out) at `inputs`' shape."""
     import torch
 
-    wrapped = _Tensors(build_model(case))
+    wrapped = _Tensors(model)
     args = (torch.from_numpy(inputs),)
     with torch.no_grad():
         outputs = wrapped(*args)
@@ -238,12 +246,16 @@ def export(case: Case, exporter: str, path: Path, inputs):
     quiet = io.StringIO()
     # Not under no_grad for the legacy exporter: nn.MultiheadAttention then takes its inference fast path,
     # aten::_native_multi_head_attention, which that exporter cannot export.
-    grad = torch.no_grad() if exporter != "legacy" else contextlib.nullcontext()
+    grad = contextlib.nullcontext() if exporter.startswith("legacy") else torch.no_grad()
     with grad, warnings.catch_warnings(), contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
         warnings.simplefilter("ignore")
         if exporter == "legacy":
             torch.onnx.export(wrapped, args, str(path), input_names=["input"], output_names=names,
                               opset_version=LEGACY_OPSET, dynamo=False)
+        elif exporter == "legacy-opset11-dynamic":
+            batch = {name: {0: "batch"} for name in ["input", *names]}
+            torch.onnx.export(wrapped, args, str(path), input_names=["input"], output_names=names,
+                              opset_version=11, dynamo=False, dynamic_axes=batch)
         else:
             torch.onnx.export(wrapped, args, str(path), input_names=["input"], output_names=names,
                               opset_version=DYNAMO_OPSET, dynamo=True, external_data=False, optimize=True)

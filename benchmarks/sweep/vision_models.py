@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.sweep import pass_summary, select_cases
-from benchmarks.sweep.vision_export import CASES, EXPORTERS, Case
+from benchmarks.sweep.vision_export import ALL_EXPORTERS, CASES, EXPORTERS, Case
 
 RTOL, ATOL = 1e-3, 1e-4
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,12 +96,6 @@ def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work:
     """Builds one cached export for each target, runs it, compares with onnxruntime; one Result per target."""
     import json
 
-    import onnx
-
-    from mlcc import runners
-    from mlcc.pipeline import BuildOptions, build
-    from mlcc.verify import compare, reference_outputs
-
     results = [Result(case.name, exporter, t) for t in targets]
     meta_path = exports / f"{case.name}-{exporter}.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
@@ -113,11 +107,24 @@ def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work:
         for r in results:
             r.status, r.reason = "export failed", meta["reason"]
         return results
-    path = exports / f"{case.name}-{exporter}.onnx"
     feeds = {"input": np.load(exports / f"{case.name}.npz")["input"]}
+    return check_export(exports / f"{case.name}-{exporter}.onnx", feeds, results, work)
+
+
+def check_export(path: Path, feeds: dict[str, np.ndarray], results: list[Result], work: Path) -> list[Result]:
+    """Builds the ONNX file at `path` for each result's target, runs it on `feeds` and compares with
+    onnxruntime, filling in the results."""
+    import onnx
+
+    from mlcc import runners
+    from mlcc.pipeline import BuildOptions, build
+    from mlcc.verify import compare, reference_outputs
+
     model = onnx.load(str(path))
     ops = sorted({n.op_type for n in model.graph.node})
     names = [o.name for o in model.graph.output]
+    dims = {d.dim_param: feeds[i.name].shape[axis] for i in model.graph.input if i.name in feeds
+            for axis, d in enumerate(i.type.tensor_type.shape.dim) if d.dim_param}  # the input's own sizes
     try:
         expected, _ = reference_outputs(model, feeds, names)
     except Exception as exc:
@@ -128,7 +135,8 @@ def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work:
         r.ops = ops
         start = time.perf_counter()
         try:
-            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}"))
+            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{r.name}-{r.exporter}-{r.target}",
+                                                  dims=dims))
             r.build_seconds = time.perf_counter() - start
             got = runners.load(out_dir).run(feeds)
         except Exception as exc:
@@ -213,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.vision_models", description=__doc__.split("\n\n")[0])
     p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
                                                            "them [host,wasm32]")
-    p.add_argument("--exporters", default=",".join(EXPORTERS), help=f"any of {', '.join(EXPORTERS)}")
+    p.add_argument("--exporters", default=",".join(EXPORTERS),
+                   help=f"any of {', '.join(ALL_EXPORTERS)} [{','.join(EXPORTERS)}]")
     p.add_argument("--only", help="comma-separated case names")
     p.add_argument("--markdown", type=Path, help="also write the table here")
     p.add_argument("--work", type=Path, help="keep builds here [a temporary folder]")
@@ -225,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = select([c.strip() for c in args.only.split(",")] if args.only else None)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
-    if set(exporters) - set(EXPORTERS):
-        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(EXPORTERS)))}")
+    if set(exporters) - set(ALL_EXPORTERS):
+        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(ALL_EXPORTERS)))}")
     if not args.no_export:
         export_all(cases, exporters, args.exports, args.venv, args.reexport)
     with tempfile.TemporaryDirectory() as tmp:
