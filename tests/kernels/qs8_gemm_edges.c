@@ -1,6 +1,6 @@
 /* Every qs8-gemm variant this build has against mlcc_qs8_gemm__reference at tile edges: m, n and k one
  * below, at and past the tiles (4 x 2, 4 x 4, 16 bytes of k), both activation signednesses, row-major and
- * transposed outputs, extreme bytes (the products a saturating kernel would get wrong) and random ones, output
+ * transposed outputs, shifts 10-40 and 62 (a zero multiplier), extreme bytes (the products a saturating kernel would get wrong) and random ones, output
  * zero points at both ends of their range and between.
  * Prints "D of N cases differ" (bytes compared exactly). */
 #include <stdio.h>
@@ -77,7 +77,8 @@ int main(void) {
                                 for (size_t j = 0; j < n; ++j) {
                                     bias[j] = (int32_t)(next() % 20001u) - 10000;
                                     mult[j] = (int32_t)((1u << 30) + next() % (1u << 30));
-                                    shift[j] = 10 + (int32_t)(next() % 14u);
+                                    shift[j] = 10 + (int32_t)(next() % 31u);
+                                    if (next() % 8u == 0) mult[j] = 0, shift[j] = 62;  /* a scale below 2^-31 */
                                 }
                                 const int32_t lo = flip ? 0 : -128, hi = flip ? 255 : 127, pick = (int32_t)(cases % 3u);
                                 const struct mlcc_qs8_requant rq = {bias, mult, shift, pick == 0 ? lo : pick == 1 ? hi : lo + (int32_t)(next() % 256u), lo, hi};

@@ -27,7 +27,7 @@ def test_unknown_target_lists_valid_ones():
         targets.resolve("pdp11")
 
 
-CROSS = {"aarch64": 16, "armv7": 16, "riscv64": 32, "riscv64-scalar": 4}
+CROSS = {"aarch64": 16, "aarch64-dotprod": 16, "armv7": 16, "riscv64": 32, "riscv64-scalar": 4}
 
 
 @pytest.mark.parametrize("name,vector_bytes", CROSS.items())

@@ -6,6 +6,7 @@
 #include <arm_neon.h>
 
 #include "mlcc/kernels/qs8-gemm.h"
+#include "requant-neon.h"
 
 #define MR 4
 #define NR 4
@@ -33,6 +34,12 @@ void mlcc_qs8_gemm__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size
                     const int8x16_t x = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(ar[r] + p), flip));
                     for (size_t q = 0; q < NR; ++q) acc[r][q] = vdotq_s32(acc[r][q], x, b[q]);
                 }
+            }
+            if (nr == NR && k16 == k) {  /* a whole tile: requantized 4 columns at a time */
+                const struct mlcc_qs8_requant4 q4 = mlcc_qs8_requant4_load(rq, j);
+                for (size_t r = 0; r < mr; ++r)
+                    mlcc_qs8_requant4_store(&q4, acc[r][0], acc[r][1], acc[r][2], acc[r][3], c + (i + r) * c_rs + j * c_cs, c_cs);
+                continue;
             }
             for (size_t r = 0; r < mr; ++r) {
                 for (size_t q = 0; q < nr; ++q) {

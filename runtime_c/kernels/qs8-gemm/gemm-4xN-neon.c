@@ -9,6 +9,9 @@
 #include <arm_neon.h>
 
 #include "mlcc/kernels/qs8-gemm.h"
+#if defined(__aarch64__)
+#include "requant-neon.h"
+#endif
 
 #define MR 4
 /* Armv7's cost model left these loops rolled, the accumulators in memory (97,682 instructions a 16x16x256
@@ -56,6 +59,14 @@ void mlcc_qs8_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t 
                     }
                 }
             }
+#if defined(__aarch64__)
+            if (nr == NR && k16 == k) {  /* a whole tile: requantized 4 columns at a time */
+                const struct mlcc_qs8_requant4 q4 = mlcc_qs8_requant4_load(rq, j);
+                for (size_t r = 0; r < mr; ++r)
+                    mlcc_qs8_requant4_store(&q4, acc[r][0], acc[r][1], acc[r][2], acc[r][3], c + (i + r) * c_rs + j * c_cs, c_cs);
+                continue;
+            }
+#endif
             for (size_t r = 0; r < mr; ++r) {
                 for (size_t q = 0; q < nr; ++q) {
                     int32_t total = rq->bias[j + q] + sum_lanes(acc[r][q]);
