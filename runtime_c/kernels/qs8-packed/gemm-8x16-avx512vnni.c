@@ -86,7 +86,11 @@ void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_
         pn.round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_even, one));
         pn.round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_odd, one));
         pn.mult_odd = _mm512_srli_epi64(pn.multiplier, 32);
-        for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
+        if (flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
+            for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, 0, &pn, c + i * ldc + j, ldc, rq);
+        } else {
+            for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
+        }
         for (size_t i = full; i < m; ++i) tile(1, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
     }
 }
