@@ -16,9 +16,10 @@ from .errors import UsageError
 from .pipeline import BuildOptions, build
 
 
-def load(folder: str | Path, runner: str | None = None) -> runners.LoadedModel:
-    """The model built in `folder`, on its target's runner or on `runner` (e.g. "node" for wasm32)."""
-    return runners.load(folder, runner=runner)
+def load(folder: str | Path, runner: str | None = None, threads: int = 1) -> runners.LoadedModel:
+    """The model built in `folder`, on its target's runner or on `runner` (e.g. "node" for wasm32); threads > 1
+    runs NAME_run_parallel on the runtime's thread pool (host)."""
+    return runners.load(folder, runner=runner, threads=threads)
 
 
 _OPTIONS = {f.name for f in dataclasses.fields(BuildOptions)} - {"target", "out_dir", "compile", "progress", "after_pass"}

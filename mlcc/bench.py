@@ -63,9 +63,12 @@ def _summary(times_ns: np.ndarray) -> dict:
             "min_ms": float(ms.min()), "mean_ms": float(ms.mean())}
 
 
-def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) -> dict:
-    """Median and p90 latency of the model built in `folder`, with its arena, weights and code bytes."""
+def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0, threads: int = 1) -> dict:
+    """Median and p90 latency of the model built in `folder`, with its arena, weights and code bytes;
+    threads > 1 times NAME_run_parallel on the runtime's thread pool (host)."""
     _check_counts(warmup, repeat)
+    if threads < 1:
+        raise UsageError(f"--threads {threads}: must be 1 or more")
     folder = Path(folder)
     report = runners.read_report(folder)
     target = resolve(report["target"])
@@ -73,9 +76,14 @@ def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) 
     if timer is None:
         raise UsageError(f"mlcc bench cannot time target {target.name!r} (runner {target.runner!r}); "
                          f"it times runners: {', '.join(_TIMERS)}")
-    times_ns, overhead_ns, clock, *cpu = timer(folder, report, target, random_feeds(report, seed), warmup, repeat)
+    if threads != 1 and target.runner not in _THREADED:
+        raise UsageError(f"mlcc bench --threads {threads}: runner {target.runner!r} runs one thread; "
+                         f"threads run on: {', '.join(_THREADED)}")
+    kwargs = {"threads": threads} if threads != 1 else {}
+    times_ns, overhead_ns, clock, *cpu = timer(folder, report, target, random_feeds(report, seed), warmup, repeat,
+                                               **kwargs)
     result = {"folder": str(folder), "name": report["name"], "target": target.name, "runner": target.runner,
-              "clock": clock, "warmup": warmup, "repeat": repeat, **_summary(times_ns),
+              "threads": threads, "clock": clock, "warmup": warmup, "repeat": repeat, **_summary(times_ns),
               "overhead_ms": overhead_ns / 1e6, "times_ms": [round(t / 1e6, 6) for t in times_ns],
               "flops": report.get("flops", 0), "arena_bytes": report["arena_bytes"],
               "weights_bytes": report["weights_bytes"], "code_bytes": report["code_bytes"]}
@@ -126,7 +134,11 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
 _HARNESS_CDEF = """
 int mlcc_bench_time(int (*run)(const void *const *, void *const *, void *), const void *const *inputs,
                     void *const *outputs, void *arena, int warmup, int repeat, uint64_t *ns, uint64_t *cpu_ns);
+int mlcc_bench_time_parallel(int (*run)(const void *const *, void *const *, void *, const void *),
+                             const void *const *inputs, void *const *outputs, void *arena, const void *parallel,
+                             int warmup, int repeat, uint64_t *ns, uint64_t *cpu_ns);
 """
+_THREADED = ("host",)  # runners whose timer takes threads
 _LINKED_CDEF = """
 int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
                       uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
@@ -166,8 +178,8 @@ def _host_buffers(report: dict, feeds: dict[str, np.ndarray]):
 
 
 @_timer("host")
-def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int):
-    model = runners.load(folder)
+def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, threads: int = 1):
+    model = runners.load(folder, threads=threads)
     ffi = model.ffi
     ffi.cdef(_HARNESS_CDEF)
     harness = ffi.dlopen(str(_harness_library(target)))
@@ -175,16 +187,27 @@ def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: 
     in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
     ns = ffi.new("uint64_t[]", max(repeat, OVERHEAD_CALLS))
     cpu_ns = ffi.new("uint64_t[]", repeat)
-    status = harness.mlcc_bench_time(model.entry, in_ptrs, out_ptrs, ffi.cast("void *", arena.ctypes.data), warmup,
-                                     repeat, ns, cpu_ns)
+    arena_ptr = ffi.cast("void *", arena.ctypes.data)
+    if threads == 1:
+        entry, time_calls = model.entry, harness.mlcc_bench_time
+    else:
+        entry = ffi.cast("int (*)(const void *const *, void *const *, void *, const void *)", model.parallel_entry)
+
+        def time_calls(run, inputs, outputs, arena, *counts):
+            return harness.mlcc_bench_time_parallel(run, inputs, outputs, arena, model.parallel, *counts)
+    status = time_calls(entry, in_ptrs, out_ptrs, arena_ptr, warmup, repeat, ns, cpu_ns)
     if status != 0:
         raise RunError(f"{report['name']}_run_v returned status {status}")
     times, cpu = _u64s(ffi, ns, repeat), _u64s(ffi, cpu_ns, repeat)
     cpu_ns = ffi.new("uint64_t[]", OVERHEAD_CALLS)
-    harness.mlcc_bench_time(model.entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, cpu_ns)  # refused at once
+    time_calls(entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, cpu_ns)  # refused at once
     overhead = float(np.median(_u64s(ffi, ns, OVERHEAD_CALLS)))
     cpu_overhead = float(np.median(_u64s(ffi, cpu_ns, OVERHEAD_CALLS)))
-    return times, overhead, "clock_gettime(CLOCK_MONOTONIC) around each call, in C", cpu, cpu_overhead
+    model.close()
+    clock = "clock_gettime(CLOCK_MONOTONIC) around each call, in C"
+    if threads != 1:
+        clock += f"; {report['name']}_run_parallel on the runtime's pool of {threads} threads"
+    return times, overhead, clock, cpu, cpu_overhead
 
 
 def _u64s(ffi, buffer, count: int) -> np.ndarray:
@@ -335,10 +358,13 @@ def format_bench(r: dict) -> str:
     code = ", ".join(f"{k} {v} B" for k, v in r["code_bytes"].items()) or "none"
     gflops = f", {r['gflops_per_s']:.2f} GFLOP/s" if r["flops"] else ""
     return "\n".join([
-        f"{r['name']} on {r['target']} ({r['runner']}): {r['repeat']} timed runs after {r['warmup']} warm-up",
+        f"{r['name']} on {r['target']} ({r['runner']}"
+        + (f", {r['threads']} threads" if r.get("threads", 1) != 1 else "")
+        + f"): {r['repeat']} timed runs after {r['warmup']} warm-up",
         f"  latency  median {r['median_ms']:.4f} ms, p90 {r['p90_ms']:.4f} ms, min {r['min_ms']:.4f} ms",
-        *([f"  cpu      median {r['cpu_median_ms']:.4f} ms, p90 {r['cpu_p90_ms']:.4f} ms (the thread's CPU time, less "
-            f"{r['cpu_overhead_ms'] * 1e3:.3f} us its clock reads cost)"]
+        *([f"  cpu      median {r['cpu_median_ms']:.4f} ms, p90 {r['cpu_p90_ms']:.4f} ms ("
+            + ("the thread's" if r.get("threads", 1) == 1 else "the process's, every thread's,")
+            + f" CPU time, less {r['cpu_overhead_ms'] * 1e3:.3f} us its clock reads cost)"]
           if "cpu_median_ms" in r else []),
         f"  timing   {r['clock']}" + (f"; overhead {r['overhead_ms'] * 1e3:.3f} us per call (a refused call)"
                                          if r["overhead_ms"] else ""),

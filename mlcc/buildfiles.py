@@ -2,22 +2,26 @@
 `add_subdirectory` under any toolchain file) and a Zephyr module (zephyr/module.yml, zephyr/CMakeLists.txt,
 zephyr/Kconfig), so the folder drops into a CMake project or a Zephyr workspace unchanged.
 
-Both list the same sources from one file, sources.cmake: NAME.c and the runtime kernels it calls.
+Both list the same sources from one file, sources.cmake: NAME.c and the runtime kernels it calls; the
+runtime's thread pool (targets with a `thread_pool`) is listed apart, for CMake's library with Threads.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from . import __version__
+from . import __version__, toolchain
 from .render import render
 
 
 def write(out_dir: Path, name: str, target, files: list[str]) -> list[str]:
     """Writes the build files for the generated `files` (relative to out_dir); returns what it wrote."""
-    sources = [f for f in files if f.endswith(".c")]
+    pool = f"/kernels/{toolchain.THREAD_POOL}/"  # the optional thread pool: its own list (pthreads)
+    sources = [f for f in files if f.endswith(".c") and pool not in f]
+    pool_sources = [f for f in files if f.endswith(".c") and pool in f]
     weights = [f for f in files if f.endswith(".weights.bin")]
     common = dict(name=name, NAME=name.upper(), version=__version__, target=target.name, sources=sources,
+                  pool_sources=pool_sources,
                   weights=weights, freestanding=not target.libc, isa_flags=list(target.portable_cflags))
     written = {
         "sources.cmake": render("sources.cmake.j2", **common),

@@ -322,8 +322,10 @@ def inspect(model, target, shapes, dims, opt_level, as_json, plot, optimize_for)
 @click.option("--profile", "with_profile", is_flag=True, help="Also time each step of an instrumented build.")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1), help="Profile rows shown.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Threads: more than 1 times NAME_run_parallel on the runtime's thread pool (host targets).")
 @optimize_for_option
-def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, optimize_for):
+def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, threads, optimize_for):
     """Time what `mlcc build` made in PATH (or build the model PATH first): latency, memory, profile."""
     import tempfile
 
@@ -338,7 +340,7 @@ def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, optimi
                                                      optimize_for=optimize_for))
         elif not folder.is_dir():
             raise UsageError(f"{path}: no such build folder or model file")
-        result = run_bench(folder, warmup, repeat, seed)
+        result = run_bench(folder, warmup, repeat, seed, threads)
         layers = profile(folder, warmup, repeat, seed) if with_profile else None
     if as_json:
         click.echo(json.dumps({**result, **({"profile": layers} if layers else {})}, indent=2))

@@ -178,7 +178,10 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     common = dict(name=name, NAME=NAME, version=__version__, source=source_name, target=program.target.name,
                   inputs=inputs, outputs=outputs, params=params, arena_bytes=plan.arena_bytes,
                   weights_bytes=weights_total, prepared_bytes=plan.prepared_bytes, dims=dims,
-                  output_shapes_len=len(shape_writes), output_ranks=[len(v.shape) for v in graph.outputs])
+                  output_shapes_len=len(shape_writes), output_ranks=[len(v.shape) for v in graph.outputs],
+                  parallel_type=_parallel_type(),
+                  parallel_steps=any(s.parallel for index, s in enumerate(program.steps)
+                                     if index not in plan.elided_steps))
     (out_dir / f"{name}.h").write_text(render("model.h.j2", **common))
     c_text = render(
         "model.c.j2", **common,
@@ -197,6 +200,14 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     if program.target.is_wasm:  # the ES module that loads NAME.wasm in browsers and Node
         files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes, variables))
     return Sources(weights_total, len(placed), files)
+
+
+def _parallel_type() -> str:
+    """mlcc_parallel's definition, from runtime_c/include/mlcc/parallel.h (its one home), for NAME.h: the
+    generated header includes nothing of the runtime's."""
+    text = (paths.runtime_dir() / "include" / "mlcc" / "parallel.h").read_text()
+    begin, end = "/* mlcc_parallel: begin", "/* mlcc_parallel: end */"
+    return text[text.index("\n", text.index(begin)) + 1:text.index(end)].rstrip("\n")
 
 
 def _prepared_marker(model_bytes: bytes, program: Program, plan: MemoryPlan) -> str:

@@ -47,6 +47,7 @@ class Step:
     uses: dict[int, Value] = field(default_factory=dict)  # id -> every tensor the code names, first use first
     scoped: bool = False  # the code declares variables at its top level: it gets its own block
     kernels: list[KernelUse] = field(default_factory=list)  # the runtime kernels the code calls, first call first
+    parallel: bool = False  # the code hands `parallel` (the caller's parallel-for, or NULL) to its kernels
 
     def names(self, value: Value) -> bool:
         """Whether the step's code refers to `value`'s pointer."""
@@ -188,6 +189,17 @@ class LowerContext:
         self.step.uses.setdefault(id(value), value)
         return self._name(value)
 
+    def parallel(self) -> str | None:
+        """The C name of the run's parallel-for (`const mlcc_parallel *`, NULL when NAME_run_v runs), for a
+        kernel that cuts a large step into tasks (mlcc/parallel.h): its results must be bit-identical for any
+        thread count and its tasks must share no workspace. None where the target runs steps whole
+        (`parallel_steps = false`): the step calls the single-threaded kernel."""
+        assert self.step is not None
+        if not self.target.parallel_steps:
+            return None
+        self.step.parallel = True
+        return "parallel"
+
     def static_array(self, hint: str, c_type: str, values, comment: str = "") -> str:
         """A `static const` array at file scope (shape tables, strides); returns its identifier."""
         ident = cnames.fresh_identifier(f"{self.step.node.name if self.step else ''}_{hint}", "k_", self._taken)
@@ -279,4 +291,6 @@ def lower_graph(graph: Graph, target: Target) -> Program:
     ctx.step = None
     if not target.libc:
         ctx.use_kernels(freestanding.FAMILY)  # the runtime's own math and memory functions
+    if target.thread_pool:
+        ctx.use_kernels("threadpool")  # mlcc/threadpool.h: a ready mlcc_parallel for NAME_run_parallel
     return Program(graph, target, steps, ctx.names, ctx.kernel_families, ctx.static_arrays, ctx.preparations)

@@ -54,6 +54,12 @@ class Target:
     # the ISA the generated C was chosen for, in GCC and Clang spelling: what a build's CMakeLists.txt
     # compiles with (zig's -mcpu names are Zig's own); empty for the triple's baseline
     portable_cflags: tuple[str, ...] = ()
+    # the runtime's thread pool built into the libraries ("pthreads": runtime_c/kernels/threadpool, declared in
+    # mlcc/threadpool.h), an mlcc_parallel for NAME_run_parallel; "" for none (the caller brings its own)
+    thread_pool: str = ""
+    # large steps cut into tasks for NAME_run_parallel's parallel-for (mlcc/parallel.h); false on single-core
+    # parts, where NAME_run_parallel runs every step on the calling thread and the stack bound stays tight
+    parallel_steps: bool = True
 
     @property
     def is_wasm(self) -> bool:

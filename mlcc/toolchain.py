@@ -83,6 +83,9 @@ def _run_in(cmd: list[str], cwd: str | None, env: dict[str, str]) -> str:
     return proc.stdout
 
 
+THREAD_POOL = "threadpool"  # runtime_c/kernels/threadpool: targets with a `thread_pool`
+
+
 def family_sources(family: str) -> list[Path]:
     folder = paths.runtime_dir() / "kernels" / family
     sources = sorted(folder.glob("*.c"))
@@ -143,6 +146,9 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
         _run([*zig("cc"), *flags, f"{name}.c", *map(str, objects), "-o", wasm, *link, *target.ldflags, "-lm"], cwd=str(out_dir))
         artifacts["wasm"] = wasm
         return artifacts
+    # the thread pool (mlcc/threadpool.h) is the caller's to call: kept whole, though the model calls none of it
+    pool = [obj for obj in objects if obj.name.startswith(f"{THREAD_POOL}__")]
+    threads = ["-lpthread"] if pool else []
     with tempfile.TemporaryDirectory(prefix="mlcc-link-") as tmp:
         model_obj = Path(tmp) / f"{name}.o"
         _run([*zig("cc"), *flags, "-c", f"{name}.c", "-o", str(model_obj)], cwd=str(out_dir))
@@ -150,11 +156,11 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
             so = f"lib{name}.so"
             libm = ["-lm"] if target.libc else ["-nostdlib"]  # freestanding: the runtime's own math
             _run([*zig("cc"), *target_flags(target), "-shared", "-Wl,--gc-sections", str(model_obj), *map(str, objects), "-o", so,
-                  *target.ldflags, *libm], cwd=str(out_dir))
+                  *target.ldflags, *threads, *libm], cwd=str(out_dir))
             artifacts["shared_library"] = so
         if "static_library" in target.artifacts:
             members = [model_obj]
-            for obj in _needed_objects(model_obj, objects):  # readable member names: <family>__<source>.o
+            for obj in [*_needed_objects(model_obj, objects), *pool]:  # readable member names: <family>__<source>.o
                 member = Path(tmp) / (obj.name.rsplit("__", 1)[0] + ".o")
                 shutil.copyfile(obj, member)
                 members.append(member)

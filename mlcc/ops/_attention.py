@@ -109,8 +109,10 @@ def lower(attention: Attention, node: Node, ctx) -> None:
     strides.update({name: mask.strides for name, mask in (("add_mask", a.add_mask), ("keep_mask", a.keep_mask)) if mask})
     masked = a.add_mask is not None or a.keep_mask is not None or a.causal
     run_time = any(cexpr.is_variable(x) for x in [*a.dims, *(s for t in strides.values() for s in t)])
-    ctx.emit("ops/attention.c.j2", kernel=ctx.kernel("mlcc_f32_attention"), config=tile.config,
-             run_time=run_time, dims=a.dims, kv_group=a.kv_group, strides=strides,
+    parallel = ctx.parallel()
+    ctx.emit("ops/attention.c.j2", parallel=parallel,
+             kernel=ctx.kernel("mlcc_f32_attention_parallel" if parallel else "mlcc_f32_attention"),
+             config=tile.config, run_time=run_time, dims=a.dims, kv_group=a.kv_group, strides=strides,
              mask_cols=kv_len if a.mask_cols is None else a.mask_cols, scale=a.scale, causal=a.causal,
              keep_when=a.keep_when, fill=a.fill if masked else None, zero_masked_rows=a.zero_masked_rows,
              block_rows=rows, q=a.q.pointer(ctx), k=a.k.pointer(ctx), v=a.v.pointer(ctx), y=a.y.pointer(ctx),

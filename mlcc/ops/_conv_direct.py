@@ -49,6 +49,7 @@ def lower(node, ctx, b, values: dict) -> None:
     vectors = nr // lanes(ctx.target)
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
     # the entry point for this panel width: the model links none of the others
-    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, kernel=ctx.kernel(f"mlcc_f32_conv_direct_nhwc_{vectors}v"),
+    ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, parallel=ctx.parallel(),
+             kernel=ctx.kernel(f"mlcc_f32_conv_direct_nhwc_{vectors}v"),
              w_group=packed_size(k, group_out, nr),
              y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})

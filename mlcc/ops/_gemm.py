@@ -246,4 +246,4 @@ def emit_gemm(ctx, m: int, n: int, k: int, a: Operand, b: Operand, out: Value, *
         out_index = nest.out_index if nest else 0
         epi = epilogue.fields(ctx, cexpr.offset(None, (out_index, epilogue.residual_batch_stride),
                                                 ("j0", epilogue.residual_cs if b_logical is None else 0)))
-    ctx.emit("ops/gemm.c.j2", epilogue=epi, **values)
+    ctx.emit("ops/gemm.c.j2", epilogue=epi, parallel=ctx.parallel(), **values)

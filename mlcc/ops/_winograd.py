@@ -127,7 +127,7 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
         floats = side[0] * side[1] * in_channels
         phases = dict(fields=phase_geo.fields(), floats=floats,
                       images=ctx.scratch(4 * count_pieces * floats, "winograd_phases"))
-    ctx.emit("ops/conv_winograd.c.j2", config=tile.config,
+    ctx.emit("ops/conv_winograd.c.j2", config=tile.config, parallel=ctx.parallel(),
              input_kernel=ctx.kernel("mlcc_f32_winograd_input"),
              output_kernel=ctx.kernel("mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,

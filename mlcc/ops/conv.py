@@ -212,7 +212,9 @@ class Conv(Op):
             ctx.use_kernels("f32-dwconv")
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride)))
-            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", kernel=ctx.kernel("mlcc_f32_dwconv_nhwc"),
+            parallel = ctx.parallel()
+            ctx.emit("ops/conv_nhwc.c.j2", mode="depthwise", parallel=parallel,
+                     kernel=ctx.kernel("mlcc_f32_dwconv_nhwc_parallel" if parallel else "mlcc_f32_dwconv_nhwc"),
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
@@ -236,7 +238,7 @@ class Conv(Op):
         if _is_pointwise(geo):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("group", groups), group_out)))
-            ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, **values)
+            ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, parallel=ctx.parallel(), **values)
             return
         chunk = min(pixels, max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
         stage = _residual_stage(node, ctx, epilogue, chunk) if staged else None
@@ -246,7 +248,7 @@ class Conv(Op):
             values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.offset("p0", (n, pixels)), out_channels),
                                                                  (cexpr.index("group", groups), group_out)))
         ctx.emit("ops/conv_nhwc.c.j2", mode="im2col", chunk=chunk, scratch=ctx.scratch(4 * chunk * k, "columns"),
-                 stage=stage, **values)
+                 stage=stage, parallel=ctx.parallel(), **values)
 
     def flops(self, node: Node) -> int:
         geo = conv_geometry(channels_first_view(node) if is_channels_last(node) else node)

@@ -37,6 +37,12 @@ class LoadedModel:
         self.out_dir, self.report = out_dir, report
         self.inputs = report["inputs"]
         self.outputs = report["outputs"]
+        self.threads = 1
+
+    def use_threads(self, threads: int) -> None:
+        """Run NAME_run_parallel on `threads` threads (runners that can say so override this)."""
+        if threads != 1:
+            raise RunError(f"this runner runs one thread; threads {threads} needs the host runner")
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
         """model(x, y) or model(name=x) or model({name: x}): the outputs in ONNX order (one array for a model
@@ -150,8 +156,9 @@ def names() -> list[str]:
     return sorted([*_RUNNERS, *_ALIASES])
 
 
-def load(out_dir: str | Path, runner: str | None = None) -> LoadedModel:
-    """The built model in out_dir, on its target's runner or on `runner` (e.g. "node" for a wasm32 build)."""
+def load(out_dir: str | Path, runner: str | None = None, threads: int = 1) -> LoadedModel:
+    """The built model in out_dir, on its target's runner or on `runner` (e.g. "node" for a wasm32 build);
+    threads > 1 runs NAME_run_parallel on the runtime's thread pool (the host runner)."""
     from ..targets import resolve
 
     out_dir = Path(out_dir)
@@ -166,7 +173,10 @@ def load(out_dir: str | Path, runner: str | None = None) -> LoadedModel:
         fitting = sorted(n for n, kind in _RUNS.items() if kind in report["artifacts"])
         raise RunError(f"runner {asked!r} runs {_RUNS[runner].replace('_', ' ')} artifacts; {out_dir} (target "
                        f"{report['target']}) has none: its runners are {', '.join(fitting) or 'none'}")
-    return _RUNNERS[runner](out_dir, report)
+    model = _RUNNERS[runner](out_dir, report)
+    if threads != 1:
+        model.use_threads(threads)
+    return model
 
 
 def _import_all() -> None:

@@ -1,6 +1,7 @@
 /* mlcc_bench.c: the timing harness of `mlcc bench`. It is never part of a model's product build.
  *
- * mlcc_bench_time calls a model's NAME_run_v through a pointer and stores each call's nanoseconds.
+ * mlcc_bench_time calls a model's NAME_run_v through a pointer and stores each call's nanoseconds;
+ * mlcc_bench_time_parallel the same for NAME_run_parallel with a thread pool.
  * Linked with the model's sources and -DMLCC_BENCH_RUN_V=NAME_run_v, mlcc_bench_linked calls it directly
  * (wasm32, where Python cannot hand over a function pointer). With -DMLCC_PROFILE -DMLCC_PROFILE_STEPS=N
  * on NAME.c and on this file, it also defines the per-step hooks NAME.c calls and records every step of
@@ -50,6 +51,36 @@ MLCC_BENCH_API int mlcc_bench_time(mlcc_run_v_fn run, const void *const *inputs,
         status = run(inputs, outputs, arena);
         ns[i] = now_ns() - start;
         if (cpu_ns != NULL) cpu_ns[i] = mlcc_bench_thread_cpu_ns() - cpu_start;
+    }
+    return status;
+}
+
+typedef int (*mlcc_run_parallel_fn)(const void *const *inputs, void *const *outputs, void *arena,
+                                    const void *parallel);
+
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* mlcc_bench_time for NAME_run_parallel with the given mlcc_parallel; cpu_ns is the process's CPU time (every
+ * thread's, the pool's waiting included), not the calling thread's. */
+MLCC_BENCH_API int mlcc_bench_time_parallel(mlcc_run_parallel_fn run, const void *const *inputs,
+                                            void *const *outputs, void *arena, const void *parallel, int warmup,
+                                            int repeat, uint64_t *ns, uint64_t *cpu_ns)
+{
+    int status = 0;
+    for (int i = 0; i < warmup; ++i) {
+        status = run(inputs, outputs, arena, parallel);
+    }
+    for (int i = 0; i < repeat; ++i) {
+        const uint64_t cpu_start = cpu_ns == NULL ? 0 : process_cpu_ns();
+        const uint64_t start = now_ns();
+        status = run(inputs, outputs, arena, parallel);
+        ns[i] = now_ns() - start;
+        if (cpu_ns != NULL) cpu_ns[i] = process_cpu_ns() - cpu_start;
     }
     return status;
 }

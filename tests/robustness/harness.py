@@ -174,7 +174,8 @@ def compile_c(out: Path, report: dict, driver: str, exe: Path, flags: list[str])
     name = report["name"]
     sources = [f for f in report["files"] if f.endswith(".c")]
     cmd = [system_gcc(), *STRICT, *host_march(), *flags, "-Imlcc_runtime/include", "-Imlcc_runtime/kernels", "-I.",
-           f'-DDRIVER_MODEL_HEADER="{name}.h"', f"-DDRIVER_MODEL_RUN_V={name}_run_v", f"-DDRIVER_MODEL_ARENA_BYTES={name.upper()}_ARENA_BYTES",
+           f'-DDRIVER_MODEL_HEADER="{name}.h"', f"-DDRIVER_MODEL_RUN_V={name}_run_v",
+           f"-DDRIVER_MODEL_RUN_PARALLEL={name}_run_parallel", f"-DDRIVER_MODEL_ARENA_BYTES={name.upper()}_ARENA_BYTES",
            *sources, str(HERE / driver), "-o", str(exe), "-lm"]
     proc = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
     assert proc.returncode == 0, f"gcc failed:\n{proc.stderr[-6000:]}"

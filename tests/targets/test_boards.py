@@ -142,7 +142,8 @@ def test_stack_bound_holds_on_the_board(target, tmp_path):
     loaded.run({"image": synthetic_image()})
     static, measured = report["size"]["stack_bytes"], loaded.stack_bytes
     assert 0 < measured <= static <= measured * 1.25, (static, measured)
-    assert report["stack"]["deepest_path"][:2] == ["digits_cnn_run", "digits_cnn_run_v"]
+    path = report["stack"]["deepest_path"]
+    assert path[0] == "digits_cnn_run" and "digits_cnn_steps" in path[1:3], path  # run_v may be inlined
     for kind, s in report["size"]["artifacts"].items():
         assert s["flash_bytes"] == s["code_bytes"] + s["rodata_bytes"] + s["data_bytes"]
         arena = 0 if kind == "firmware" else report["arena_bytes"]

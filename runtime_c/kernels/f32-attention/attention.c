@@ -108,37 +108,63 @@ static void softmax_row__reference(const struct mlcc_f32_attention_params *p, fl
     for (size_t j = 0; j < n; ++j) s[j] *= inv_sum;
 }
 
+/* work's regions: packed K^T, packed V, then a block's scores and their sums. */
+struct regions {
+    float *packed_kt, *packed_v, *scores, *inv_sums;
+};
+
+static struct regions regions_of(const struct mlcc_f32_attention_params *p, size_t nr, float *work)
+{
+    struct regions r;
+    r.packed_kt = work;
+    r.packed_v = r.packed_kt + round16(packed_floats(p->qk_dim, p->kv_len, nr));
+    r.scores = r.packed_v + round16(packed_floats(p->kv_len, p->v_dim, nr));
+    r.inv_sums = r.scores + p->block_rows * p->kv_len;
+    return r;
+}
+
+void MLCC_ISA_NAME(mlcc_f32_attention_head)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            const float *k, const float *v, float *MLCC_RESTRICT work)
+{
+    if (h % p->kv_group != 0) return;  /* the key/value head of the last query head */
+    const struct regions r = regions_of(p, gemm->nr, work);
+    const float *kh = k + b * p->k.batch + h / p->kv_group * p->k.head;
+    const float *vh = v + b * p->v.batch + h / p->kv_group * p->v.head;
+    mlcc_f32_gemm_pack_b(p->qk_dim, p->kv_len, kh, p->k.col, p->k.row, gemm->nr, r.packed_kt);
+    mlcc_f32_gemm_pack_b(p->kv_len, p->v_dim, vh, p->v.row, p->v.col, gemm->nr, r.packed_v);
+}
+
+void MLCC_ISA_NAME(mlcc_f32_attention_rows)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            size_t i0, size_t r0, size_t r1, const float *q, const float *add_mask,
+                                            const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
+{
+    const size_t n = p->kv_len, rows = MLCC_MIN(p->block_rows, p->q_len - i0);
+    const struct regions w = regions_of(p, gemm->nr, work);
+    const float *qi = q + b * p->q.batch + h * p->q.head + i0 * p->q.row;
+    float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
+    mlcc_f32_gemm_part(gemm, rows, n, p->qk_dim, r0, r1, 0u, n, qi, p->q.row, p->q.col, w.packed_kt, w.scores, n,
+                       p->scale, NULL, 0u, 0u, 0.0f, NULL);
+    for (size_t r = r0; r < r1; ++r) {
+        mask_row(p, b, h, i0 + r, add_mask, keep_mask, w.scores + r * n);
+        w.inv_sums[r] = n != 0 ? exp_row(p, w.scores + r * n) : 0.0f;
+    }
+    mlcc_f32_gemm_part(gemm, rows, p->v_dim, n, r0, r1, 0u, p->v_dim, w.scores, n, 1u, w.packed_v, yi, p->y.row, 1.0f,
+                       NULL, 0u, 0u, 0.0f, NULL);
+    for (size_t r = r0; r < r1; ++r) mlcc_f32_scale_row(p->v_dim, w.inv_sums[r], yi + r * p->y.row);
+}
+
 void MLCC_ISA_NAME(mlcc_f32_attention)(const struct mlcc_f32_gemm_config *gemm, const struct mlcc_f32_attention_params *p,
                                        const float *q, const float *k, const float *v, const float *add_mask,
                                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work)
 {
-    const size_t nr = gemm->nr, n = p->kv_len;
-    float *packed_kt = work;
-    float *packed_v = packed_kt + round16(packed_floats(p->qk_dim, n, nr));
-    float *scores = packed_v + round16(packed_floats(n, p->v_dim, nr));
-    float *inv_sums = scores + p->block_rows * n;
     for (size_t b = 0; b < p->batch; ++b) {
         for (size_t h = 0; h < p->heads; ++h) {
-            if (h % p->kv_group == 0) {  /* a new key/value head: pack K^T (qk_dim x n) and V (n x v_dim) */
-                const float *kh = k + b * p->k.batch + h / p->kv_group * p->k.head;
-                const float *vh = v + b * p->v.batch + h / p->kv_group * p->v.head;
-                mlcc_f32_gemm_pack_b(p->qk_dim, n, kh, p->k.col, p->k.row, nr, packed_kt);
-                mlcc_f32_gemm_pack_b(n, p->v_dim, vh, p->v.row, p->v.col, nr, packed_v);
-            }
-            for (size_t i0 = 0; i0 < p->q_len; i0 += p->block_rows) {
-                const size_t rows = MLCC_MIN(p->block_rows, p->q_len - i0);
-                const float *qi = q + b * p->q.batch + h * p->q.head + i0 * p->q.row;
-                mlcc_f32_gemm(gemm, rows, n, p->qk_dim, qi, p->q.row, p->q.col, packed_kt, scores, n, p->scale,
-                              NULL, 0u, 0u, 0.0f, NULL);
-                for (size_t r = 0; r < rows; ++r) {
-                    mask_row(p, b, h, i0 + r, add_mask, keep_mask, scores + r * n);
-                    inv_sums[r] = n != 0 ? exp_row(p, scores + r * n) : 0.0f;
-                }
-                float *yi = y + b * p->y.batch + h * p->y.head + i0 * p->y.row;
-                mlcc_f32_gemm(gemm, rows, p->v_dim, n, scores, n, 1u, packed_v, yi, p->y.row, 1.0f,
-                              NULL, 0u, 0u, 0.0f, NULL);
-                for (size_t r = 0; r < rows; ++r) mlcc_f32_scale_row(p->v_dim, inv_sums[r], yi + r * p->y.row);
-            }
+            MLCC_ISA_NAME(mlcc_f32_attention_head)(gemm, p, b, h, k, v, work);
+            for (size_t i0 = 0; i0 < p->q_len; i0 += p->block_rows)
+                MLCC_ISA_NAME(mlcc_f32_attention_rows)(gemm, p, b, h, i0, 0u, MLCC_MIN(p->block_rows, p->q_len - i0),
+                                                       q, add_mask, keep_mask, y, work);
         }
     }
 }

@@ -378,9 +378,10 @@ static mlcc_f32v repeated(const float *w, size_t channels)
 /* The kernel's path for this channel count and window. */
 enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT };
 
-void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                         const float *x, const float *w, const float *bias,
-                                         float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                              const float *x, const float *w, const float *bias,
+                                              float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue,
+                                              size_t row0, size_t row1)
 {
     /* the interior along w: output pixels whose every tap is inside the input */
     const size_t span = (g->kernel[2] - 1) * g->dilation[2];
@@ -420,10 +421,11 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g,
             }
         }
     }
-    for (size_t od = 0; od < g->out[0]; ++od) {
+    for (size_t out_row = row0; out_row < row1; ++out_row) {
+        const size_t od = out_row / g->out[1], oh = out_row % g->out[1];
         r.id0 = (ptrdiff_t)(od * g->stride[0]) - (ptrdiff_t)g->pad[0];
         taps_inside(r.id0, g->kernel[0], g->dilation[0], g->in[0], &r.kd_lo, &r.kd_hi);
-        for (size_t oh = 0; oh < g->out[1]; ++oh) {
+        {
             r.ih0 = (ptrdiff_t)(oh * g->stride[1]) - (ptrdiff_t)g->pad[1];
             taps_inside(r.ih0, g->kernel[1], g->dilation[1], g->in[1], &r.kh_lo, &r.kh_hi);
             r.pixel = (od * g->out[1] + oh) * g->out[2];
@@ -452,4 +454,11 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g,
             }
         }
     }
+}
+
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                         const float *x, const float *w, const float *bias,
+                                         float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+{
+    MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(g, channels, x, w, bias, y, epilogue, 0u, g->out[0] * g->out[1]);
 }

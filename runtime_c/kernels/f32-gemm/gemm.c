@@ -89,8 +89,8 @@ static size_t next_row_panels(size_t left)
 }
 
 /* A product too short for tiles (m * 2 <= mr, e.g. a GEMV): the row kernel over all of k, no packing, packed
- * B streamed once from memory; a single row (the GEMV) several panels at a time. */
-static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+ * B streamed once from memory; a single row (the GEMV) several panels at a time. Inlined, as gemm_blocks. */
+static MLCC_F32_GEMM_INLINE void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
                       const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
                       float *c, size_t ldc, float alpha,
                       const float *bias, size_t bias_rs, size_t bias_cs, float beta,
@@ -112,37 +112,44 @@ static void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_
     }
 }
 
-void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                   const float *a, size_t a_rs, size_t a_cs,
-                   const float *packed_b,
-                   float *c, size_t ldc, float alpha,
-                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                   const struct mlcc_f32_epilogue *epilogue)
+/* The driver's choices for a product, made from the whole product's shape: a part of it run on its own
+ * (mlcc_f32_gemm_part, a task of mlcc_f32_gemm_parallel) keeps them, so its tiles are summed as in one call. */
+struct plan {
+    int pack;          /* A packed into micro-panels */
+    size_t copies;     /* floats per packed element */
+    size_t kc_max, mc_step, nc_max;
+};
+
+static struct plan plan_for(const struct mlcc_f32_gemm_config *config, size_t n, size_t a_cs)
 {
     const size_t mr = config->mr, nr = config->nr;
+    struct plan p;
     /* A transposed (rows not contiguous) is packed, and row-major A for a variant whose tile wants packed A
      * once a few panels of B pay the copy back */
-    const int pack = a_cs != 1 || (config->packed_a != MLCC_F32_GEMM_A_IN_PLACE && n > 3 * nr);
+    p.pack = a_cs != 1 || (config->packed_a != MLCC_F32_GEMM_A_IN_PLACE && n > 3 * nr);
     /* floats per packed element: 4 (a vector's broadcast) where the variant asks and 32 panels of B pay it */
-    const size_t copies = pack && config->packed_a == MLCC_F32_GEMM_A_BROADCAST4 && n >= 32 * nr ? 4 : 1;
+    p.copies = p.pack && config->packed_a == MLCC_F32_GEMM_A_BROADCAST4 && n >= 32 * nr ? 4 : 1;
     /* a packed A block is cut to the stack buffer: kc first, then as many micro-panels as it holds */
-    const size_t kc_max = pack ? MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / (mr * copies)))
-                               : config->kc;
-    const size_t mc_step = pack ? MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / (kc_max * copies))
-                                                   / mr * mr)
-                                : MLCC_MAX(mr, config->mc / mr * mr);
-    const size_t nc_max = MLCC_MAX(nr, config->nc / nr * nr);
+    p.kc_max = p.pack ? MLCC_MAX(1, MLCC_MIN(config->kc, MLCC_F32_GEMM_PACK_FLOATS / (mr * p.copies))) : config->kc;
+    p.mc_step = p.pack ? MLCC_MAX(mr, MLCC_MIN(config->mc, MLCC_F32_GEMM_PACK_FLOATS / (p.kc_max * p.copies)) / mr * mr)
+                       : MLCC_MAX(mr, config->mc / mr * mr);
+    p.nc_max = MLCC_MAX(nr, config->nc / nr * nr);
+    return p;
+}
+
+/* The blocked loops over an m x n part of a product with k > 0 and m * 2 > mr (plan from the whole one),
+ * packing A into packed_a (MLCC_F32_GEMM_PACK_FLOATS, the caller's stack). Inlined into its two callers, so
+ * a product's frames are what they were before parts existed (a firmware's stack bound stays tight). */
+static MLCC_F32_GEMM_INLINE void gemm_blocks(const struct mlcc_f32_gemm_config *config, const struct plan *plan, size_t m, size_t n,
+                        size_t k, const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
+                        float *c, size_t ldc, float alpha,
+                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                        const struct mlcc_f32_epilogue *epilogue, float *MLCC_RESTRICT packed_a)
+{
+    const size_t mr = config->mr, nr = config->nr;
+    const int pack = plan->pack;
+    const size_t copies = plan->copies, kc_max = plan->kc_max, mc_step = plan->mc_step, nc_max = plan->nc_max;
     const float *residual = epilogue == NULL ? NULL : epilogue->residual;
-    float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
-    if (k == 0) {  /* no product: the epilogue still applies to the bias */
-        init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
-        mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
-        return;
-    }
-    if (m * 2 <= mr) {
-        gemm_rows(config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta, epilogue);
-        return;
-    }
     for (size_t j0 = 0; j0 < n; j0 += nc_max) {
         const size_t nc = MLCC_MIN(nc_max, n - j0);
         for (size_t p0 = 0; p0 < k; p0 += kc_max) {
@@ -180,6 +187,64 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                 }
             }
         }
+    }
+}
+
+void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                   const float *a, size_t a_rs, size_t a_cs,
+                   const float *packed_b,
+                   float *c, size_t ldc, float alpha,
+                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                   const struct mlcc_f32_epilogue *epilogue)
+{
+    float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
+    if (k == 0) {  /* no product: the epilogue still applies to the bias */
+        init_c(m, n, c, ldc, bias, bias_rs, bias_cs, beta);
+        mlcc_f32_epilogue_apply(epilogue, m, n, c, ldc, 0, 0);
+        return;
+    }
+    if (m * 2 <= config->mr) {
+        gemm_rows(config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta, epilogue);
+        return;
+    }
+    const struct plan plan = plan_for(config, n, a_cs);
+    gemm_blocks(config, &plan, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta,
+                epilogue, packed_a);
+}
+
+void mlcc_f32_gemm_part(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                        size_t i0, size_t i1, size_t j0, size_t j1,
+                        const float *a, size_t a_rs, size_t a_cs,
+                        const float *packed_b,
+                        float *c, size_t ldc, float alpha,
+                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                        const struct mlcc_f32_epilogue *epilogue)
+{
+    float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
+    if (i0 >= i1 || j0 >= j1) return;
+    /* the part as a product of its own: its corner of A, B, C, the bias and the residual */
+    const size_t rows = i1 - i0, cols = j1 - j0;
+    struct mlcc_f32_epilogue e;
+    const struct mlcc_f32_epilogue *ep = epilogue;
+    if (ep != NULL && ep->residual != NULL) {
+        e = *ep;
+        e.residual += i0 * ep->residual_rs + j0 * ep->residual_cs;
+        ep = &e;
+    }
+    const float *part_bias = bias == NULL ? NULL : bias + i0 * bias_rs + j0 * bias_cs;
+    const float *part_a = a + i0 * a_rs;
+    const float *part_b = packed_b + j0 * k;
+    float *part_c = c + i0 * ldc + j0;
+    if (k == 0) {
+        init_c(rows, cols, part_c, ldc, part_bias, bias_rs, bias_cs, beta);
+        mlcc_f32_epilogue_apply(ep, rows, cols, part_c, ldc, 0, 0);
+    } else if (m * 2 <= config->mr) {  /* the whole product's path, not the part's */
+        gemm_rows(config, rows, cols, k, part_a, a_rs, a_cs, part_b, part_c, ldc, alpha, part_bias, bias_rs, bias_cs,
+                  beta, ep);
+    } else {
+        const struct plan plan = plan_for(config, n, a_cs);
+        gemm_blocks(config, &plan, rows, cols, k, part_a, a_rs, a_cs, part_b, part_c, ldc, alpha, part_bias, bias_rs,
+                    bias_cs, beta, ep, packed_a);
     }
 }
 

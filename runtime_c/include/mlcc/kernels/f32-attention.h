@@ -13,6 +13,7 @@
 #define MLCC_KERNELS_F32_ATTENTION_H
 
 #include "mlcc/kernels/f32-gemm.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* Element strides of an operand over its logical dims (0 broadcasts a dim). */
@@ -45,6 +46,36 @@ void MLCC_ISA_NAME(mlcc_f32_attention)(const struct mlcc_f32_gemm_config *gemm, 
                                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
 
 /* The scalar oracle: the same contract in plain loops; work holds kv_len floats. */
+/* The kernel's two parts: K^T and V of batch b's head h packed into `work` (nothing for a query head that
+ * shares the previous one's), and rows [i0 + r0, i0 + r1) of the block of query rows from i0 (r0 a multiple
+ * of the GEMM tile's mr; each row summed as in the whole block) into y, their scores in `work`. */
+void MLCC_ISA_NAME(mlcc_f32_attention_head)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            const float *k, const float *v, float *MLCC_RESTRICT work);
+void MLCC_ISA_NAME(mlcc_f32_attention_rows)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            size_t i0, size_t r0, size_t r1, const float *q, const float *add_mask,
+                                            const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
+
+/* The kernel's two parts: K^T and V of batch b's head h packed into `work` (nothing for a query head that
+ * shares the previous one's), and rows [i0 + r0, i0 + r1) of the block of query rows from i0 (r0 a multiple
+ * of the GEMM tile's mr; each row summed as in the whole block) into y, their scores in `work`. */
+void MLCC_ISA_NAME(mlcc_f32_attention_head)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            const float *k, const float *v, float *MLCC_RESTRICT work);
+void MLCC_ISA_NAME(mlcc_f32_attention_rows)(const struct mlcc_f32_gemm_config *gemm,
+                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
+                                            size_t i0, size_t r0, size_t r1, const float *q, const float *add_mask,
+                                            const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
+
+/* The same, each block's query rows cut into tasks for the caller's parallel-for (mlcc/parallel.h) when
+ * large: a task owns whole tiles of rows, their scores in `work` and their rows of y, and sums them as the
+ * single-threaded kernel does; K and V are packed once per head before the tasks. */
+void MLCC_ISA_NAME(mlcc_f32_attention_parallel)(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *gemm,
+                                                const struct mlcc_f32_attention_params *p, const float *q,
+                                                const float *k, const float *v, const float *add_mask,
+                                                const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
+
 void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, const float *q, const float *k,
                                    const float *v, const float *add_mask, const bool *keep_mask, float *y,
                                    float *MLCC_RESTRICT work);

@@ -9,6 +9,7 @@
 #define MLCC_KERNELS_F32_CONV_H
 
 #include "mlcc/activation.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* The widest panel im2col and col2im handle (f32-gemm's nr). */
@@ -48,6 +49,11 @@ void mlcc_f32_conv_depthwise__reference(const struct mlcc_f32_conv_geometry *g, 
 void mlcc_f32_conv_im2col_nhwc(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride,
                                const float *x, size_t p0, size_t np, float *MLCC_RESTRICT a);
 
+/* The same, its rows cut into tasks for the caller's parallel-for when there are many (mlcc/parallel.h). */
+void mlcc_f32_conv_im2col_nhwc_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_conv_geometry *g,
+                                        size_t channels, size_t x_pixel_stride, const float *x, size_t p0,
+                                        size_t np, float *MLCC_RESTRICT a);
+
 /* Direct convolution of one channels-last image (or one group of it) for few input channels, where im2col
  * would copy runs of a channel or three, or a group's few channels: y[pixel][o] = bias[o] + sum over the
  * taps t = (kd, kh, kw, c) inside the input of x[source][c] * w[t][o], the `channels` channels at x whose
@@ -75,5 +81,12 @@ void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAM
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+
+/* `kernel` (one of the above) with a 2-D image's output rows cut into tasks for the caller's parallel-for
+ * (mlcc/parallel.h) when large, each row range run as a convolution of its own that sums every pixel's
+ * taps as the whole does. */
+typedef void (*mlcc_f32_conv_direct_nhwc_fn)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
+                                        MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */

@@ -10,6 +10,7 @@
 
 #include "mlcc/activation.h"
 #include "mlcc/kernels/f32-conv.h"  /* struct mlcc_f32_conv_geometry */
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* One image: y[pixel][c] = bias[c] + sum over the taps t inside the input of x[source][c] * w[t][c].
@@ -20,6 +21,19 @@
 void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                          const float *x, const float *w, const float *bias,
                                          float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
+/* Output rows [row0, row1) of the same (numbered od * out[1] + oh), each computed as the whole image
+ * computes it. */
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                              const float *x, const float *w, const float *bias,
+                                              float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue,
+                                              size_t row0, size_t row1);
+
+/* The same, its output rows cut into tasks for the caller's parallel-for (mlcc/parallel.h) when large:
+ * every row is computed as the single-threaded kernel computes it. */
+void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_parallel)(const mlcc_parallel *parallel,
+                                                  const struct mlcc_f32_conv_geometry *g, size_t channels,
+                                                  const float *x, const float *w, const float *bias,
+                                                  float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);
 void mlcc_f32_dwconv_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                      const float *x, const float *w, const float *bias,
                                      float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue);

@@ -11,6 +11,7 @@
 #define MLCC_KERNELS_F32_GEMM_H
 
 #include "mlcc/activation.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* One tile of C over a slice of k: c[i][j] = alpha * sum_p a[i*a_rs + p*a_cs] * w[p*nr_tile + j] + s[i][j]
@@ -108,6 +109,28 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
                    float *c, size_t ldc, float alpha,
                    const float *bias, size_t bias_rs, size_t bias_cs, float beta,
                    const struct mlcc_f32_epilogue *epilogue);
+
+/* The same, its rows or columns cut into tasks for the caller's parallel-for (mlcc/parallel.h) when the
+ * product is large: bit-identical to mlcc_f32_gemm for any thread count (every part keeps the whole
+ * product's blocking, and parts are whole tiles). NULL `parallel` or a small product runs mlcc_f32_gemm. */
+void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *config,
+                            size_t m, size_t n, size_t k,
+                            const float *a, size_t a_rs, size_t a_cs,
+                            const float *packed_b,
+                            float *c, size_t ldc, float alpha,
+                            const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                            const struct mlcc_f32_epilogue *epilogue);
+
+/* Rows [i0, i1) and columns [j0, j1) of the m x n product mlcc_f32_gemm computes (i0 a multiple of the
+ * variant's mr, j0 of its nr), summed exactly as the whole product sums them: for a task that owns that part
+ * of C. */
+void mlcc_f32_gemm_part(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                        size_t i0, size_t i1, size_t j0, size_t j1,
+                        const float *a, size_t a_rs, size_t a_cs,
+                        const float *packed_b,
+                        float *c, size_t ldc, float alpha,
+                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                        const struct mlcc_f32_epilogue *epilogue);
 
 /* Packs b[p*b_rs + j*b_cs] (p < k, j < n) into ceil(n / nr) panels of k x nr floats. */
 void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,

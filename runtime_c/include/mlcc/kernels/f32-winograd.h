@@ -22,6 +22,8 @@
 
 #include "mlcc/activation.h"
 #include "mlcc/kernels/f32-conv.h"  /* struct mlcc_f32_conv_geometry */
+#include "mlcc/kernels/f32-gemm.h"  /* struct mlcc_f32_gemm_config */
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* Transformed points per tile. */
@@ -67,5 +69,30 @@ void mlcc_f32_winograd_output__reference(const struct mlcc_f32_conv_geometry *g,
                                          size_t point_stride, size_t t0, size_t nt, const float *bias,
                                          float *MLCC_RESTRICT y, size_t y_pitch,
                                          const struct mlcc_f32_epilogue *epilogue);
+
+/* The transforms' signatures, for the parallel forms below. */
+typedef void (*mlcc_f32_winograd_input_fn)(const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                           const float *x, size_t x_pitch, size_t t0, size_t nt, float *MLCC_RESTRICT v,
+                                           size_t point_stride, size_t tile_stride);
+typedef void (*mlcc_f32_winograd_output_fn)(const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                            size_t point_stride, size_t t0, size_t nt, const float *bias,
+                                            float *MLCC_RESTRICT y, size_t y_pitch,
+                                            const struct mlcc_f32_epilogue *epilogue);
+
+/* A chunk's steps cut into tasks for the caller's parallel-for (mlcc/parallel.h), each inline when small or
+ * without one: `kernel`'s transform over ranges of the nt tiles; the 36 points' products
+ * m[point] = v[point] (nt x k) * u[point] (packed B of k x out_channels) over ranges of points. Each task
+ * runs the single-threaded kernel on its part, so the results do not depend on the threads. */
+void mlcc_f32_winograd_input_parallel(const mlcc_parallel *parallel, mlcc_f32_winograd_input_fn kernel,
+                                      const struct mlcc_f32_conv_geometry *g, size_t piece, size_t channels,
+                                      const float *x, size_t x_pitch, size_t t0, size_t nt, float *v,
+                                      size_t point_stride, size_t tile_stride);
+void mlcc_f32_winograd_points(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *config, size_t nt,
+                              size_t out_channels, size_t k, const float *v, size_t v_point, const float *u,
+                              size_t u_point, float *m, size_t m_point);
+void mlcc_f32_winograd_output_parallel(const mlcc_parallel *parallel, mlcc_f32_winograd_output_fn kernel,
+                                       const struct mlcc_f32_conv_geometry *g, size_t channels, const float *m,
+                                       size_t point_stride, size_t t0, size_t nt, const float *bias, float *y,
+                                       size_t y_pitch, const struct mlcc_f32_epilogue *epilogue);
 
 #endif /* MLCC_KERNELS_F32_WINOGRAD_H */

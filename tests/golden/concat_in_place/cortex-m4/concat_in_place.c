@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "concat_in_place.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-gemm.h"
@@ -57,7 +58,8 @@ __asm__(".pushsection .rodata.concat_in_place_weights, \"a\"\n"
 extern const unsigned char concat_in_place_weights[2176] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int concat_in_place_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -82,6 +84,7 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     const float *const w_fire2_expand3x3_w_0_direct_packed4 = (const float *)(concat_in_place_weights + 576);  /* float32[1,2,36,4] */
     const float *const w_conv10_b_0 = (const float *)(concat_in_place_weights + 1728);  /* float32[3] */
     const float *const w_conv10_w_0_channels_last_packed8 = (const float *)(concat_in_place_weights + 1792);  /* float32[1,1,12,8] */
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. x_nhwc_transpose: Transpose  float32[1,8,9,11] -> float32[1,9,11,8] */
     MLCC_PROFILE_BEGIN(0);
@@ -182,6 +185,16 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     MLCC_PROFILE_END(6);
 
     return MLCC_OK;
+}
+
+int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return concat_in_place_steps(inputs, outputs, arena, NULL);
+}
+
+int concat_in_place_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return concat_in_place_steps(inputs, outputs, arena, parallel);
 }
 
 int concat_in_place_run(const float *x, float *y, void *arena)

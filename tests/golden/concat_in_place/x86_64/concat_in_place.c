@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "concat_in_place.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-gemm.h"
@@ -57,7 +58,8 @@ __asm__(".pushsection .rodata.concat_in_place_weights, \"a\"\n"
 extern const unsigned char concat_in_place_weights[2176] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int concat_in_place_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -99,13 +101,13 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
-                      /* m, n, k */ 99u, 4u, 8u,
-                      /* A, row and column strides */ t_x_nhwc, 8u, 1u,
-                      /* packed B */ w_fire2_squeeze1x1_w_0_channels_last,
-                      /* C, row pitch, alpha */ t_fire2_squeeze1x1_2_nhwc, 4u, 1.0f,
-                      /* bias, row and column strides, beta */ w_fire2_squeeze1x1_b_0, 0u, 1u, 1.0f,
-                      /* epilogue */ &epilogue);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
+                               /* m, n, k */ 99u, 4u, 8u,
+                               /* A, row and column strides */ t_x_nhwc, 8u, 1u,
+                               /* packed B */ w_fire2_squeeze1x1_w_0_channels_last,
+                               /* C, row pitch, alpha */ t_fire2_squeeze1x1_2_nhwc, 4u, 1.0f,
+                               /* bias, row and column strides, beta */ w_fire2_squeeze1x1_b_0, 0u, 1u, 1.0f,
+                               /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(1);
 
@@ -123,7 +125,8 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_1v__avx2(&geometry, 4u, 4u, 5u, 8u,
+        mlcc_f32_conv_direct_nhwc_parallel(parallel, mlcc_f32_conv_direct_nhwc_1v__avx2,
+            &geometry, 4u, 4u, 5u, 8u,
             t_fire2_squeeze1x1_2_nhwc,
             w_fire2_expand1x1_w_0_direct_packed8, w_fire2_expand1x1_b_0,
             t_fire2_expand1x1_2_nhwc, 12u,
@@ -145,7 +148,8 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_1v__avx2(&geometry, 4u, 4u, 7u, 8u,
+        mlcc_f32_conv_direct_nhwc_parallel(parallel, mlcc_f32_conv_direct_nhwc_1v__avx2,
+            &geometry, 4u, 4u, 7u, 8u,
             t_fire2_squeeze1x1_2_nhwc,
             w_fire2_expand3x3_w_0_direct_packed8, w_fire2_expand3x3_b_0,
             t_fire2_expand3x3_2_nhwc, 12u,
@@ -162,13 +166,13 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     MLCC_PROFILE_BEGIN(5);
     {
         /* rows are the pixels of every image */
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
-                      /* m, n, k */ 99u, 3u, 12u,
-                      /* A, row and column strides */ t_fire2_concat_1_nhwc, 12u, 1u,
-                      /* packed B */ w_conv10_w_0_channels_last_packed8,
-                      /* C, row pitch, alpha */ t_y_nhwc, 3u, 1.0f,
-                      /* bias, row and column strides, beta */ w_conv10_b_0, 0u, 1u, 1.0f,
-                      /* epilogue */ NULL);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_8x8__avx2, 1024u, 128u, 1024u),
+                               /* m, n, k */ 99u, 3u, 12u,
+                               /* A, row and column strides */ t_fire2_concat_1_nhwc, 12u, 1u,
+                               /* packed B */ w_conv10_w_0_channels_last_packed8,
+                               /* C, row pitch, alpha */ t_y_nhwc, 3u, 1.0f,
+                               /* bias, row and column strides, beta */ w_conv10_b_0, 0u, 1u, 1.0f,
+                               /* epilogue */ NULL);
     }
     MLCC_PROFILE_END(5);
 
@@ -182,6 +186,16 @@ int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void 
     MLCC_PROFILE_END(6);
 
     return MLCC_OK;
+}
+
+int concat_in_place_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return concat_in_place_steps(inputs, outputs, arena, NULL);
+}
+
+int concat_in_place_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return concat_in_place_steps(inputs, outputs, arena, parallel);
 }
 
 int concat_in_place_run(const float *x, float *y, void *arena)

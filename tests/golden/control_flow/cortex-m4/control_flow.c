@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "control_flow.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-gemm.h"
 
@@ -56,7 +57,8 @@ __asm__(".pushsection .rodata.control_flow_weights, \"a\"\n"
 extern const unsigned char control_flow_weights[192] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int control_flow_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int control_flow_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -71,6 +73,7 @@ int control_flow_run_v(const void *const *inputs, void *const *outputs, void *ar
     /* Weights. */
     const float *const w_If_0_c1_then_w_packed8 = (const float *)(control_flow_weights + 0);  /* float32[1,3,8] */
     const float *const w_If_0_c1_else_one = (const float *)(control_flow_weights + 128);  /* float32[2,3] */
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. If_0__c1_then_MatMul: MatMul  float32[2,3], float32[3,3] -> float32[2,3] */
     MLCC_PROFILE_BEGIN(0);
@@ -102,6 +105,16 @@ int control_flow_run_v(const void *const *inputs, void *const *outputs, void *ar
     MLCC_PROFILE_END(1);
 
     return MLCC_OK;
+}
+
+int control_flow_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return control_flow_steps(inputs, outputs, arena, NULL);
+}
+
+int control_flow_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return control_flow_steps(inputs, outputs, arena, parallel);
 }
 
 int control_flow_run(const float *x, const bool *c, float *y, void *arena)

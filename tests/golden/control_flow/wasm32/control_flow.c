@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "control_flow.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-gemm.h"
 
@@ -56,7 +57,8 @@ __asm__(".pushsection .rodata.control_flow_weights, \"a\"\n"
 extern const unsigned char control_flow_weights[192] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int control_flow_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int control_flow_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -78,13 +80,13 @@ int control_flow_run_v(const void *const *inputs, void *const *outputs, void *ar
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
-                      /* m, n, k */ 2u, 3u, 3u,
-                      /* A, row and column strides */ t_x, 3u, 1u,
-                      /* packed B */ w_If_0_c1_then_w_packed8,
-                      /* C, row pitch, alpha */ t_If_0_c1_then_r, 3u, 1.0f,
-                      /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                      /* epilogue */ &epilogue);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                               /* m, n, k */ 2u, 3u, 3u,
+                               /* A, row and column strides */ t_x, 3u, 1u,
+                               /* packed B */ w_If_0_c1_then_w_packed8,
+                               /* C, row pitch, alpha */ t_If_0_c1_then_r, 3u, 1.0f,
+                               /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                               /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(0);
 
@@ -102,6 +104,16 @@ int control_flow_run_v(const void *const *inputs, void *const *outputs, void *ar
     MLCC_PROFILE_END(1);
 
     return MLCC_OK;
+}
+
+int control_flow_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return control_flow_steps(inputs, outputs, arena, NULL);
+}
+
+int control_flow_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return control_flow_steps(inputs, outputs, arena, parallel);
 }
 
 int control_flow_run(const float *x, const bool *c, float *y, void *arena)

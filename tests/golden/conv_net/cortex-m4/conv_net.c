@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conv_net.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-pool.h"
@@ -59,7 +60,8 @@ __asm__(".pushsection .rodata.conv_net_weights, \"a\"\n"
 extern const unsigned char conv_net_weights[55296] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int conv_net_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -86,6 +88,7 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     const float *const w_conv2_weight_direct_packed4 = (const float *)(conv_net_weights + 448);  /* float32[1,4,72,4] */
     const float *const w_fc_bias = (const float *)(conv_net_weights + 5056);  /* float32[10] */
     const float *const w_fc_weight_packed8 = (const float *)(conv_net_weights + 5120);  /* float32[2,784,8] */
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. image_nhwc_reshape: Reshape  float32[1,1,28,28], int64[4] -> float32[1,28,28,1] */
     MLCC_PROFILE_BEGIN(0);
@@ -199,6 +202,16 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;
+}
+
+int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return conv_net_steps(inputs, outputs, arena, NULL);
+}
+
+int conv_net_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return conv_net_steps(inputs, outputs, arena, parallel);
 }
 
 int conv_net_run(const float *image, float *probabilities, void *arena)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "conv_net.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-conv.h"
 #include "mlcc/kernels/f32-pool.h"
@@ -60,7 +61,8 @@ __asm__(".pushsection .rodata.conv_net_weights, \"a\"\n"
 extern const unsigned char conv_net_weights[55296] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int conv_net_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -123,7 +125,8 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_2v__wasmsimd(&geometry, 1u, 1u, 8u, 8u,
+        mlcc_f32_conv_direct_nhwc_parallel(parallel, mlcc_f32_conv_direct_nhwc_2v__wasmsimd,
+            &geometry, 1u, 1u, 8u, 8u,
             t_image_nhwc,
             w_conv1_weight_direct_packed8, w_conv1_bias,
             t_r1_nhwc, 8u,
@@ -163,19 +166,16 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
         };
         for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
             const size_t nt = MLCC_MIN(16u, 16u - t0);
-            mlcc_f32_winograd_input__wasmsimd(&geometry, 0u, 8u, t_p1_nhwc, 8u, t0, nt,
-                                          t_conv2_winograd_inputs, 128u, 8u);
-            for (size_t point = 0; point < MLCC_F32_WINOGRAD_POINTS; ++point)
-                mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                              /* m, n, k */ nt, 16u, 8u,
-                              /* A, row and column strides */ t_conv2_winograd_inputs + point * 128u, 8u, 1u,
-                              /* packed B */ w_conv2_weight_winograd16 + point * 128u,
-                              /* C, row pitch, alpha */ t_conv2_winograd_products + point * 256u, 16u, 1.0f,
-                              /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                              /* epilogue */ NULL);
-            mlcc_f32_winograd_output__wasmsimd(&geometry, 16u, t_conv2_winograd_products, 256u, t0, nt,
-                                           w_conv2_bias, t_r2_nhwc, 16u,
-                                           &epilogue);
+            mlcc_f32_winograd_input_parallel(parallel, mlcc_f32_winograd_input__wasmsimd, &geometry, 0u, 8u,
+                                             t_p1_nhwc, 8u, t0, nt, t_conv2_winograd_inputs,
+                                             128u, 8u);
+            mlcc_f32_winograd_points(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                                     /* tiles, output channels, k */ nt, 16u, 8u,
+                                     /* v, u, m, each with its point stride */ t_conv2_winograd_inputs, 128u,
+                                     w_conv2_weight_winograd16, 128u, t_conv2_winograd_products, 256u);
+            mlcc_f32_winograd_output_parallel(parallel, mlcc_f32_winograd_output__wasmsimd, &geometry, 16u,
+                                              t_conv2_winograd_products, 256u, t0, nt, w_conv2_bias, t_r2_nhwc,
+                                              16u, &epilogue);
         }
     }
     MLCC_PROFILE_END(3);
@@ -212,13 +212,13 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
 
     /* 7. fc: Gemm  float32[1,784], float32[10,784], float32[10] -> float32[1,10] */
     MLCC_PROFILE_BEGIN(7);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                  /* m, n, k */ 1u, 10u, 784u,
-                  /* A, row and column strides */ t_flat, 784u, 1u,
-                  /* packed B */ w_fc_weight_packed16,
-                  /* C, row pitch, alpha */ t_logits, 10u, 1.0f,
-                  /* bias, row and column strides, beta */ w_fc_bias, 0u, 1u, 1.0f,
-                  /* epilogue */ NULL);
+    mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                           /* m, n, k */ 1u, 10u, 784u,
+                           /* A, row and column strides */ t_flat, 784u, 1u,
+                           /* packed B */ w_fc_weight_packed16,
+                           /* C, row pitch, alpha */ t_logits, 10u, 1.0f,
+                           /* bias, row and column strides, beta */ w_fc_bias, 0u, 1u, 1.0f,
+                           /* epilogue */ NULL);
     MLCC_PROFILE_END(7);
 
     /* 8. softmax: Softmax  float32[1,10] -> float32[1,10] */
@@ -227,6 +227,16 @@ int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;
+}
+
+int conv_net_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return conv_net_steps(inputs, outputs, arena, NULL);
+}
+
+int conv_net_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return conv_net_steps(inputs, outputs, arena, parallel);
 }
 
 int conv_net_run(const float *image, float *probabilities, void *arena)

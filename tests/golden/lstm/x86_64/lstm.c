@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lstm.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/kernels/f32-rnn.h"
@@ -57,7 +58,8 @@ __asm__(".pushsection .rodata.lstm_weights, \"a\"\n"
 extern const unsigned char lstm_weights[2944] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int lstm_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -75,6 +77,7 @@ int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
     const float *const w_B = (const float *)(lstm_weights + 0);  /* float32[2,48] */
     const float *const w_W_packed16 = (const float *)(lstm_weights + 384);  /* float32[2,2,4,16] */
     const float *const w_R_packed16 = (const float *)(lstm_weights + 1408);  /* float32[2,2,6,16] */
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. LSTM_0: LSTM  float32[5,2,4], float32[2,24,4], float32[2,24,6], float32[2,48] -> float32[5,2,2,6], float32[2,2,6], float32[2,2,6] */
     MLCC_PROFILE_BEGIN(0);
@@ -145,6 +148,16 @@ int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
     MLCC_PROFILE_END(0);
 
     return MLCC_OK;
+}
+
+int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return lstm_steps(inputs, outputs, arena, NULL);
+}
+
+int lstm_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return lstm_steps(inputs, outputs, arena, parallel);
 }
 
 int lstm_run(const float *x, float *y, float *y_h, float *y_c, void *arena)

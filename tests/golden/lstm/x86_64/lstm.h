@@ -15,6 +15,7 @@
 #define LSTM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -39,6 +40,27 @@ LSTM_API int lstm_run(const float *x, float *y, float *y_h, float *y_c, void *ar
 
 /* The same with arrays of pointers, in ONNX order. */
 LSTM_API int lstm_run_v(const void *const *inputs, void *const *outputs, void *arena);
+
+#ifndef MLCC_PARALLEL_DEFINED
+#define MLCC_PARALLEL_DEFINED
+/* A parallel-for the caller provides (its own thread pool, an RTOS's tasks, or the runtime's optional
+ * pthreads pool, mlcc/threadpool.h). parallel_for(ctx, task, args, n) must call task(args, i) once for every
+ * i < n, on any of its threads and in any order, and return when all n calls have returned; the calling
+ * thread may run some of them. Tasks never call parallel_for themselves, take no locks and do not
+ * allocate. max_threads: how many tasks may run at once (a step is cut into at most that many); 0 or 1,
+ * or a NULL parallel_for, runs everything on the calling thread. */
+typedef struct mlcc_parallel {
+    void (*parallel_for)(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n);
+    void *ctx;
+    unsigned max_threads;
+} mlcc_parallel;
+#endif
+
+/* lstm_run_v with its large steps (products, convolutions, attention) cut into tasks for the caller's
+ * parallel-for; small steps run on the calling thread. The results are bit-identical to lstm_run_v's
+ * for any thread count; nothing is allocated. NULL `parallel` runs as lstm_run_v. */
+LSTM_API int lstm_run_parallel(const void *const *inputs, void *const *outputs, void *arena,
+                               const mlcc_parallel *parallel);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "transformer_block.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-norm.h"
 #include "mlcc/kernels/f32-gemm.h"
@@ -58,7 +59,8 @@ __asm__(".pushsection .rodata.transformer_block_weights, \"a\"\n"
 extern const unsigned char transformer_block_weights[8640] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int transformer_block_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int transformer_block_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -90,6 +92,7 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
     const float *const w_w1_packed8 = (const float *)(transformer_block_weights + 4480);  /* float32[4,16,8] */
     const float *const w_b2 = (const float *)(transformer_block_weights + 6528);  /* float32[16] */
     const float *const w_w2_packed8 = (const float *)(transformer_block_weights + 6592);  /* float32[2,32,8] */
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. LayerNormalization_0: LayerNormalization  float32[1,8,16], float32[16], float32[16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(0);
@@ -204,6 +207,16 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;
+}
+
+int transformer_block_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return transformer_block_steps(inputs, outputs, arena, NULL);
+}
+
+int transformer_block_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return transformer_block_steps(inputs, outputs, arena, parallel);
 }
 
 int transformer_block_run(const float *x, float *y, void *arena)

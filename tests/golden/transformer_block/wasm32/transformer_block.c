@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "transformer_block.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 #include "mlcc/kernels/f32-norm.h"
 #include "mlcc/kernels/f32-gemm.h"
@@ -58,7 +59,8 @@ __asm__(".pushsection .rodata.transformer_block_weights, \"a\"\n"
 extern const unsigned char transformer_block_weights[8640] MLCC_ALIGNED(64) __attribute__((visibility("hidden")));
 #endif
 
-int transformer_block_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int transformer_block_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -98,35 +100,35 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
 
     /* 1. MatMul_1: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(1);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                  /* m, n, k */ 8u, 16u, 16u,
-                  /* A, row and column strides */ t_h, 16u, 1u,
-                  /* packed B */ w_wq_packed16,
-                  /* C, row pitch, alpha */ t_q, 16u, 1.0f,
-                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                  /* epilogue */ NULL);
+    mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                           /* m, n, k */ 8u, 16u, 16u,
+                           /* A, row and column strides */ t_h, 16u, 1u,
+                           /* packed B */ w_wq_packed16,
+                           /* C, row pitch, alpha */ t_q, 16u, 1.0f,
+                           /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                           /* epilogue */ NULL);
     MLCC_PROFILE_END(1);
 
     /* 2. MatMul_2: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(2);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                  /* m, n, k */ 8u, 16u, 16u,
-                  /* A, row and column strides */ t_h, 16u, 1u,
-                  /* packed B */ w_wk_packed16,
-                  /* C, row pitch, alpha */ t_k, 16u, 1.0f,
-                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                  /* epilogue */ NULL);
+    mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                           /* m, n, k */ 8u, 16u, 16u,
+                           /* A, row and column strides */ t_h, 16u, 1u,
+                           /* packed B */ w_wk_packed16,
+                           /* C, row pitch, alpha */ t_k, 16u, 1.0f,
+                           /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                           /* epilogue */ NULL);
     MLCC_PROFILE_END(2);
 
     /* 3. MatMul_3: MatMul  float32[1,8,16], float32[16,16] -> float32[1,8,16] */
     MLCC_PROFILE_BEGIN(3);
-    mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                  /* m, n, k */ 8u, 16u, 16u,
-                  /* A, row and column strides */ t_h, 16u, 1u,
-                  /* packed B */ w_wv_packed16,
-                  /* C, row pitch, alpha */ t_v, 16u, 1.0f,
-                  /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                  /* epilogue */ NULL);
+    mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                           /* m, n, k */ 8u, 16u, 16u,
+                           /* A, row and column strides */ t_h, 16u, 1u,
+                           /* packed B */ w_wv_packed16,
+                           /* C, row pitch, alpha */ t_v, 16u, 1.0f,
+                           /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                           /* epilogue */ NULL);
     MLCC_PROFILE_END(3);
 
     /* 4. MatMul_8: FusedAttention  float32[1,8,16], float32[1,8,16], float32[1,8,16] -> float32[1,8,16] */
@@ -143,7 +145,7 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
             .scale = 0.25f,
             .block_rows = 8u,
         };
-        mlcc_f32_attention__wasmsimd(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), &params,
+        mlcc_f32_attention_parallel__wasmsimd(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), &params,
                            t_q, t_k, t_v,
                            NULL, NULL,
                            t_ctx, t_MatMul_8_attention);
@@ -156,13 +158,13 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_NONE, 0.0f, 0.0f, t_x, 16u, 1u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                      /* m, n, k */ 8u, 16u, 16u,
-                      /* A, row and column strides */ t_ctx, 16u, 1u,
-                      /* packed B */ w_wo_packed16,
-                      /* C, row pitch, alpha */ t_r1, 16u, 1.0f,
-                      /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
-                      /* epilogue */ &epilogue);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                               /* m, n, k */ 8u, 16u, 16u,
+                               /* A, row and column strides */ t_ctx, 16u, 1u,
+                               /* packed B */ w_wo_packed16,
+                               /* C, row pitch, alpha */ t_r1, 16u, 1.0f,
+                               /* bias, row and column strides, beta */ NULL, 0u, 0u, 1.0f,
+                               /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(5);
 
@@ -177,13 +179,13 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_GELU_ERF, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
-                      /* m, n, k */ 8u, 32u, 16u,
-                      /* A, row and column strides */ t_h2, 16u, 1u,
-                      /* packed B */ w_w1_packed8,
-                      /* C, row pitch, alpha */ t_g, 32u, 1.0f,
-                      /* bias, row and column strides, beta */ w_b1, 0u, 1u, 1.0f,
-                      /* epilogue */ &epilogue);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u),
+                               /* m, n, k */ 8u, 32u, 16u,
+                               /* A, row and column strides */ t_h2, 16u, 1u,
+                               /* packed B */ w_w1_packed8,
+                               /* C, row pitch, alpha */ t_g, 32u, 1.0f,
+                               /* bias, row and column strides, beta */ w_b1, 0u, 1u, 1.0f,
+                               /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(7);
 
@@ -193,17 +195,27 @@ int transformer_block_run_v(const void *const *inputs, void *const *outputs, voi
         const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_NONE, 0.0f, 0.0f, t_r1, 16u, 1u
         };
-        mlcc_f32_gemm(&MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
-                      /* m, n, k */ 8u, 16u, 32u,
-                      /* A, row and column strides */ t_g, 32u, 1u,
-                      /* packed B */ w_w2_packed16,
-                      /* C, row pitch, alpha */ t_y, 16u, 1.0f,
-                      /* bias, row and column strides, beta */ w_b2, 0u, 1u, 1.0f,
-                      /* epilogue */ &epilogue);
+        mlcc_f32_gemm_parallel(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
+                               /* m, n, k */ 8u, 16u, 32u,
+                               /* A, row and column strides */ t_g, 32u, 1u,
+                               /* packed B */ w_w2_packed16,
+                               /* C, row pitch, alpha */ t_y, 16u, 1.0f,
+                               /* bias, row and column strides, beta */ w_b2, 0u, 1u, 1.0f,
+                               /* epilogue */ &epilogue);
     }
     MLCC_PROFILE_END(8);
 
     return MLCC_OK;
+}
+
+int transformer_block_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return transformer_block_steps(inputs, outputs, arena, NULL);
+}
+
+int transformer_block_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return transformer_block_steps(inputs, outputs, arena, parallel);
 }
 
 int transformer_block_run(const float *x, float *y, void *arena)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tree_ensemble.h"
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* Per-step timing hooks for `mlcc bench --profile`: empty unless compiled with -DMLCC_PROFILE. */
@@ -62,7 +63,8 @@ static const int8_t k_TreeEnsemble_0_false_next[21] = { 2, 4, 6, -2, -4, -6, -8,
 static const int8_t k_TreeEnsemble_0_roots[3] = { 0, 7, 14 };  /* each tree's first node, or -1 - leaf */
 static const uint8_t k_TreeEnsemble_0_weight_target[24] = { 2, 2, 0, 0, 1, 2, 0, 2, 1, 1, 0, 0, 1, 0, 2, 0, 0, 2, 1, 0, 1, 1, 1, 2 };  /* the target each leaf weight adds to */
 
-int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *arena)
+/* The steps, large ones cut into tasks for `parallel` (NULL: all on the calling thread). */
+static int tree_ensemble_steps(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
 {
     unsigned char *const a = (unsigned char *)arena;
     if (inputs == NULL || outputs == NULL || arena == NULL) return MLCC_ERROR_NULL_ARGUMENT;
@@ -75,6 +77,7 @@ int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *a
     const float *const w_TreeEnsemble_0_splits = (const float *)(tree_ensemble_weights + 0);  /* float32[21] */
     const float *const w_TreeEnsemble_0_leaf_weights = (const float *)(tree_ensemble_weights + 128);  /* float32[24] */
     (void)a;
+    (void)parallel;  /* no step large enough to cut into tasks */
 
     /* 0. TreeEnsemble_0: TreeEnsemble  float32[6,4] -> float32[6,3] */
     MLCC_PROFILE_BEGIN(0);
@@ -116,6 +119,16 @@ int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *a
     MLCC_PROFILE_END(1);
 
     return MLCC_OK;
+}
+
+int tree_ensemble_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{
+    return tree_ensemble_steps(inputs, outputs, arena, NULL);
+}
+
+int tree_ensemble_run_parallel(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel)
+{
+    return tree_ensemble_steps(inputs, outputs, arena, parallel);
 }
 
 int tree_ensemble_run(const float *x, float *scores, int64_t *label, void *arena)

@@ -1,0 +1,77 @@
+/* Parallel steps: NAME_run_parallel hands the caller's parallel-for to the kernels of large steps, which cut
+ * their output into tasks (rows or columns of a product, output tiles, points of a transform). A task writes
+ * only its own part of the output and its own stack: no two tasks share a workspace, and each output element
+ * is computed by the same arithmetic in the same order whatever the number of threads, so the results are
+ * bit-identical for any thread count. Small steps run inline on the calling thread. */
+#ifndef MLCC_PARALLEL_H
+#define MLCC_PARALLEL_H
+
+#include <stddef.h>
+
+/* mlcc_parallel: begin (generated headers carry this block as it is) */
+#ifndef MLCC_PARALLEL_DEFINED
+#define MLCC_PARALLEL_DEFINED
+/* A parallel-for the caller provides (its own thread pool, an RTOS's tasks, or the runtime's optional
+ * pthreads pool, mlcc/threadpool.h). parallel_for(ctx, task, args, n) must call task(args, i) once for every
+ * i < n, on any of its threads and in any order, and return when all n calls have returned; the calling
+ * thread may run some of them. Tasks never call parallel_for themselves, take no locks and do not
+ * allocate. max_threads: how many tasks may run at once (a step is cut into at most that many); 0 or 1,
+ * or a NULL parallel_for, runs everything on the calling thread. */
+typedef struct mlcc_parallel {
+    void (*parallel_for)(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n);
+    void *ctx;
+    unsigned max_threads;
+} mlcc_parallel;
+#endif
+/* mlcc_parallel: end */
+
+/* Multiply-adds (or element operations) below which a step runs inline: a dispatch to a pool costs
+ * microseconds, about 100,000 multiply-adds of one core. */
+#ifndef MLCC_PARALLEL_MIN_WORK
+#define MLCC_PARALLEL_MIN_WORK 200000.0f
+#endif
+
+/* How many tasks to cut `units` independent units of `work` multiply-adds into: 1 (run inline) without a
+ * parallel-for, on one thread, or for small work; else up to the threads, never more than the units. */
+static inline size_t mlcc_parallel_tasks(const mlcc_parallel *parallel, size_t units, float work)
+{
+    if (parallel == NULL || parallel->parallel_for == NULL || parallel->max_threads < 2u
+        || work < MLCC_PARALLEL_MIN_WORK)
+        return 1u;
+    return units < parallel->max_threads ? (units == 0 ? 1u : units) : (size_t)parallel->max_threads;
+}
+
+/* Units [begin, end) of task i of `tasks` over `units`: consecutive, each within one unit of the others. */
+static inline size_t mlcc_parallel_begin(size_t units, size_t tasks, size_t i)
+{
+    const size_t extra = units % tasks;
+    return units / tasks * i + (i < extra ? i : extra);
+}
+
+/* body(args, begin, end) over every unit of [0, units), cut into `tasks` ranges (mlcc_parallel_tasks), inline
+ * when that is 1. */
+struct mlcc_parallel_range_job {
+    void (*body)(void *args, size_t begin, size_t end);
+    void *args;
+    size_t units, tasks;
+};
+
+static inline void mlcc_parallel_range_task(void *job_, size_t i)
+{
+    const struct mlcc_parallel_range_job *job = (const struct mlcc_parallel_range_job *)job_;
+    job->body(job->args, mlcc_parallel_begin(job->units, job->tasks, i),
+              mlcc_parallel_begin(job->units, job->tasks, i + 1u));
+}
+
+static inline void mlcc_parallel_ranges(const mlcc_parallel *parallel, size_t tasks, size_t units,
+                                        void (*body)(void *args, size_t begin, size_t end), void *args)
+{
+    if (tasks <= 1u || units <= 1u) {
+        body(args, 0u, units);
+        return;
+    }
+    struct mlcc_parallel_range_job job = {body, args, units, tasks};
+    parallel->parallel_for(parallel->ctx, mlcc_parallel_range_task, &job, tasks);
+}
+
+#endif /* MLCC_PARALLEL_H */

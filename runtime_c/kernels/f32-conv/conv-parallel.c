@@ -1,0 +1,85 @@
+/* f32-conv's channels-last steps cut into tasks for the caller's parallel-for (mlcc/parallel.h): im2col by
+ * ranges of rows, the direct kernel by ranges of output rows. In a source of its own: a model that never
+ * splits links none of it. */
+#include "mlcc/kernels/f32-conv.h"
+
+struct im2col_job {
+    const struct mlcc_f32_conv_geometry *g;
+    size_t channels, x_pixel_stride;
+    const float *x;
+    size_t p0;
+    float *a;
+};
+
+static void im2col_range(void *job, size_t begin, size_t end)
+{
+    const struct im2col_job *j = (const struct im2col_job *)job;
+    const size_t row = j->g->kernel[0] * j->g->kernel[1] * j->g->kernel[2] * j->channels;
+    mlcc_f32_conv_im2col_nhwc(j->g, j->channels, j->x_pixel_stride, j->x, j->p0 + begin, end - begin,
+                              j->a + begin * row);
+}
+
+void mlcc_f32_conv_im2col_nhwc_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_conv_geometry *g,
+                                        size_t channels, size_t x_pixel_stride, const float *x, size_t p0,
+                                        size_t np, float *MLCC_RESTRICT a)
+{
+    const size_t row = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    struct im2col_job job = {g, channels, x_pixel_stride, x, p0, a};
+    mlcc_parallel_ranges(parallel, mlcc_parallel_tasks(parallel, np, (float)np * (float)row), np, im2col_range,
+                         &job);
+}
+
+/* A direct convolution's output rows [o0, o1) of a 2-D geometry (or pixels of a 1-D one: `axis` 1 or 2) as
+ * a convolution of its own: the input rows they read (from the first one inside), the padding before them
+ * that remains, the output, and the residual advanced to them. Each pixel then sums the same taps in the
+ * same order as in the whole. */
+struct direct_job {
+    mlcc_f32_conv_direct_nhwc_fn kernel;
+    const struct mlcc_f32_conv_geometry *g;
+    size_t axis;
+    size_t channels, x_pixel_stride, out_channels, nr;
+    const float *x, *w, *bias;
+    float *y;
+    size_t y_pitch;
+    const struct mlcc_f32_epilogue *epilogue;
+};
+
+static void direct_range(void *job, size_t o0, size_t o1)
+{
+    const struct direct_job *j = (const struct direct_job *)job;
+    const size_t axis = j->axis;
+    struct mlcc_f32_conv_geometry part = *j->g;
+    const size_t top = o0 * part.stride[axis];  /* the first output's first tap, padding included */
+    const size_t skipped = top > part.pad[axis] ? MLCC_MIN(top - part.pad[axis], part.in[axis]) : 0u;
+    part.pad[axis] = top > part.pad[axis] ? 0u : part.pad[axis] - top;
+    part.in[axis] -= skipped;
+    part.out[axis] = o1 - o0;
+    const size_t line = axis == 1 ? part.out[2] : 1u, in_line = axis == 1 ? part.in[2] : 1u;
+    const size_t first_pixel = o0 * line;
+    struct mlcc_f32_epilogue e;
+    const struct mlcc_f32_epilogue *ep = j->epilogue;
+    if (ep != NULL && ep->residual != NULL) {
+        e = *ep;
+        e.residual += first_pixel * ep->residual_rs;
+        ep = &e;
+    }
+    j->kernel(&part, j->channels, j->x_pixel_stride, j->out_channels, j->nr,
+              j->x + skipped * in_line * j->x_pixel_stride, j->w, j->bias, j->y + first_pixel * j->y_pitch,
+              j->y_pitch, ep);
+}
+
+void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
+                                        MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
+{
+    const size_t axis = g->out[1] > 1 ? 1u : 2u, units = g->out[axis];
+    const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)out_channels
+                        * (float)(g->kernel[0] * g->kernel[1] * g->kernel[2] * channels);
+    const size_t tasks = g->out[0] == 1 ? mlcc_parallel_tasks(parallel, units, work) : 1u;
+    if (tasks < 2) {
+        kernel(g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+        return;
+    }
+    struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch,
+                             epilogue};
+    mlcc_parallel_ranges(parallel, tasks, units, direct_range, &job);
+}

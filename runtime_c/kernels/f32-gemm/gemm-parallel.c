@@ -1,0 +1,74 @@
+/* mlcc_f32_gemm_parallel: a product cut into tasks for the caller's parallel-for (mlcc/parallel.h), each a
+ * part of whole tiles computed by mlcc_f32_gemm_part with the whole product's blocking, so every element is
+ * summed as one call sums it. In a source of its own: a model that never splits links none of it (and its
+ * task, whose address it takes, stays out of a firmware's static stack bound). */
+#include "mlcc/kernels/f32-gemm.h"
+
+struct gemm_job {
+    const struct mlcc_f32_gemm_config *config;
+    size_t m, n, k;
+    const float *a;
+    size_t a_rs, a_cs;
+    const float *packed_b;
+    float *c;
+    size_t ldc;
+    float alpha;
+    const float *bias;
+    size_t bias_rs, bias_cs;
+    float beta;
+    const struct mlcc_f32_epilogue *epilogue;
+    size_t row_unit, col_unit;  /* rows (a multiple of mr) or columns (of nr) per unit; 0 splits the other */
+    size_t units, cols_tail;    /* units, and columns past the last whole one, which the last range takes */
+};
+
+static void gemm_range(void *job, size_t begin, size_t end)
+{
+    const struct gemm_job *g = (const struct gemm_job *)job;
+    size_t i0 = 0, i1 = g->m, j0 = 0, j1 = g->n;
+    if (g->row_unit != 0) {
+        i0 = begin * g->row_unit;
+        i1 = MLCC_MIN(end * g->row_unit, g->m);
+    } else {
+        j0 = begin * g->col_unit;
+        j1 = end * g->col_unit + (end == g->units ? g->cols_tail : 0u);
+    }
+    mlcc_f32_gemm_part(g->config, g->m, g->n, g->k, i0, i1, j0, j1, g->a, g->a_rs, g->a_cs, g->packed_b, g->c, g->ldc,
+                       g->alpha, g->bias, g->bias_rs, g->bias_cs, g->beta, g->epilogue);
+}
+
+void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *config,
+                            size_t m, size_t n, size_t k,
+                            const float *a, size_t a_rs, size_t a_cs,
+                            const float *packed_b,
+                            float *c, size_t ldc, float alpha,
+                            const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                            const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t mr = config->mr, nr = config->nr;
+    const size_t threads = mlcc_parallel_tasks(parallel, (size_t)-1, (float)m * (float)n * (float)k);
+    if (threads < 2 || k == 0) {
+        mlcc_f32_gemm(config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta, epilogue);
+        return;
+    }
+    struct gemm_job g = {config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta,
+                         epilogue, 0, 0, 0, 0};
+    const size_t row_tiles = (m + mr - 1) / mr, panels = (n + nr - 1) / nr;
+    if (m * 2 <= mr) {
+        /* row kernels over panels of B; a single row takes them ROW_PANELS at a time and a tail of five as
+         * three and two, so its ranges are whole groups, the last with the tail (never a lone panel) */
+        g.col_unit = (m == 1 ? MLCC_F32_GEMM_ROW_PANELS : 1u) * nr;
+    } else if (row_tiles >= 4 * threads || row_tiles >= panels) {
+        /* tall: ranges of row tiles, each reading all of B; whole mc blocks where there are plenty */
+        const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
+        g.row_unit = row_tiles >= 8 * threads && mc * 2 * threads <= m ? mc : mr;
+        g.units = (m + g.row_unit - 1) / g.row_unit;
+    } else {
+        g.col_unit = nr;  /* wide: ranges of panels of B, each reading all of A */
+    }
+    if (g.row_unit == 0) {
+        g.units = n / g.col_unit;
+        g.cols_tail = n - g.units * g.col_unit;
+        if (g.units == 0) g.units = 1, g.cols_tail = 0, g.col_unit = n;
+    }
+    mlcc_parallel_ranges(parallel, MLCC_MIN(threads, g.units), g.units, gemm_range, &g);
+}

@@ -1,0 +1,174 @@
+/* mlcc/threadpool.h on POSIX threads and C11 atomics.
+ *
+ * One job at a time: its task and arguments, and a 64-bit state word holding the job's generation, its task
+ * count and the next task to claim. A thread claims task i by a compare-and-swap of the state from i to
+ * i + 1 within the job's generation, so a thread that wakes late finds the job's tasks all claimed and
+ * claims nothing; the task and arguments read after a claim are the claimed job's (the caller publishes a
+ * new job only after every task of the last one has finished). Workers wait for a new generation spinning
+ * for 100 us (a model's steps follow each other within microseconds), then asleep on a condition. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mlcc/threadpool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* How long a waiting worker spins before it sleeps, and the caller before it yields (nanoseconds). */
+#define SPIN_NS 100000u
+#define CALLER_SPIN_NS 20000u
+
+#define INDEX_BITS 20u
+#define INDEX_MASK ((UINT64_C(1) << INDEX_BITS) - 1u)
+#define MAX_TASKS INDEX_MASK
+#define GENERATION(s) ((s) >> (2u * INDEX_BITS))
+#define COUNT(s) (((s) >> INDEX_BITS) & INDEX_MASK)
+#define NEXT(s) ((s) & INDEX_MASK)
+
+typedef void (*task_fn)(void *args, size_t i);
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct mlcc_threadpool {
+    unsigned threads;
+    pthread_t *workers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    _Atomic uint64_t state;
+    _Atomic(task_fn) task;
+    _Atomic(void *) args;
+    _Atomic size_t done;
+    _Atomic unsigned sleepers;
+    _Atomic int stop;
+};
+
+/* Claims and runs tasks of the current job until none is left unclaimed. */
+static void run_tasks(struct mlcc_threadpool *pool)
+{
+    uint64_t s = atomic_load(&pool->state);
+    while (NEXT(s) < COUNT(s)) {
+        if (!atomic_compare_exchange_weak(&pool->state, &s, s + 1u)) continue;
+        const task_fn task = atomic_load_explicit(&pool->task, memory_order_relaxed);
+        task(atomic_load_explicit(&pool->args, memory_order_relaxed), (size_t)NEXT(s));
+        atomic_fetch_add(&pool->done, 1u);
+        s = atomic_load(&pool->state);
+    }
+}
+
+static void *worker(void *pool_)
+{
+    struct mlcc_threadpool *pool = (struct mlcc_threadpool *)pool_;
+    uint64_t seen = 0;
+    for (;;) {
+        const uint64_t until = now_ns() + SPIN_NS;
+        for (unsigned spins = 1; GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop); ++spins) {
+            CPU_RELAX();
+            if (spins % 64u == 0 && now_ns() > until) break;
+        }
+        if (GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop)) {
+            pthread_mutex_lock(&pool->lock);
+            atomic_fetch_add(&pool->sleepers, 1u);
+            while (GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop))
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            atomic_fetch_sub(&pool->sleepers, 1u);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (atomic_load(&pool->stop)) return NULL;
+        seen = GENERATION(atomic_load(&pool->state));
+        run_tasks(pool);
+    }
+}
+
+static void wake_sleepers(struct mlcc_threadpool *pool)
+{
+    if (atomic_load(&pool->sleepers) == 0u) return;
+    pthread_mutex_lock(&pool->lock);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+void mlcc_threadpool_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
+{
+    struct mlcc_threadpool *pool = (struct mlcc_threadpool *)ctx;
+    if (pool == NULL || pool->threads < 2u || n < 2u || n > MAX_TASKS) {
+        for (size_t i = 0; i < n; ++i) task(args, i);
+        return;
+    }
+    atomic_store_explicit(&pool->task, task, memory_order_relaxed);
+    atomic_store_explicit(&pool->args, args, memory_order_relaxed);
+    atomic_store(&pool->done, 0u);
+    const uint64_t generation = GENERATION(atomic_load(&pool->state)) + 1u;
+    atomic_store(&pool->state, generation << (2u * INDEX_BITS) | (uint64_t)n << INDEX_BITS);
+    wake_sleepers(pool);
+    run_tasks(pool);
+    const uint64_t until = now_ns() + CALLER_SPIN_NS;
+    for (unsigned spins = 1; atomic_load(&pool->done) < n; ++spins) {
+        if (spins % 64u != 0 || now_ns() < until) CPU_RELAX();
+        else sched_yield();  /* a worker was preempted mid-task: let it finish */
+    }
+}
+
+mlcc_threadpool *mlcc_threadpool_create(unsigned threads)
+{
+    if (threads == 0u) return NULL;
+    struct mlcc_threadpool *pool = (struct mlcc_threadpool *)calloc(1, sizeof *pool);
+    if (pool == NULL) return NULL;
+    pool->threads = threads;
+    atomic_init(&pool->state, 0u);
+    atomic_init(&pool->task, NULL);
+    atomic_init(&pool->args, NULL);
+    atomic_init(&pool->done, 0u);
+    atomic_init(&pool->sleepers, 0u);
+    atomic_init(&pool->stop, 0);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pool->workers = (pthread_t *)calloc(threads, sizeof(pthread_t));
+    if (pool->workers == NULL) {
+        mlcc_threadpool_destroy(pool);
+        return NULL;
+    }
+    for (unsigned i = 1; i < threads; ++i) {
+        if (pthread_create(&pool->workers[i], NULL, worker, pool) != 0) {
+            pool->threads = i;  /* join the ones started */
+            mlcc_threadpool_destroy(pool);
+            return NULL;
+        }
+    }
+    return pool;
+}
+
+void mlcc_threadpool_destroy(mlcc_threadpool *pool)
+{
+    if (pool == NULL) return;
+    atomic_store(&pool->stop, 1);
+    pthread_mutex_lock(&pool->lock);
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    if (pool->workers != NULL)
+        for (unsigned i = 1; i < pool->threads; ++i) pthread_join(pool->workers[i], NULL);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->workers);
+    free(pool);
+}
+
+mlcc_parallel mlcc_threadpool_parallel(mlcc_threadpool *pool)
+{
+    mlcc_parallel parallel = {mlcc_threadpool_parallel_for, pool, pool == NULL ? 1u : pool->threads};
+    return parallel;
+}

@@ -1,0 +1,123 @@
+"""NAME_run_parallel on the runtime's thread pool (mlcc/threadpool.h): the large steps are cut into tasks,
+and every output is bit-identical for 1, 2 and 3 threads (1 is NAME_run_v) and matches onnxruntime. The
+models route each kernel that splits through a step large enough to split: a direct stem, pointwise,
+Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals, a GEMV and a
+tall product, and attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from mlcc import runners
+from mlcc.pipeline import BuildOptions, build
+from mlcc.verify import compare, reference_outputs
+from tests.golden import rand
+from tests.passes.test_recognise_attention import bert_heads, constants
+from tests.passes.util import make
+from tests.robustness.harness import compile_c, run
+
+THREADS = (2, 3)
+
+
+def _conv_net() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+
+    def const(name, array):
+        inits.append(numpy_helper.from_array(np.asarray(array, np.float32), name))
+        return name
+
+    def conv(x, cin, cout, k, stride=1, group=1, act=True, residual=None, name=""):
+        w = const(f"{name}_w", rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2 / (cin // group * k * k)))
+        b = const(f"{name}_b", rng.standard_normal(cout) * 0.1)
+        nodes.append(helper.make_node("Conv", [x, w, b], [f"{name}_c"], name=name, kernel_shape=[k, k],
+                                      strides=[stride, stride], pads=[k // 2] * 4, group=group))
+        y = f"{name}_c"
+        if residual is not None:
+            nodes.append(helper.make_node("Add", [y, residual], [f"{name}_sum"], name=f"{name}_add"))
+            y = f"{name}_sum"
+        if act:
+            nodes.append(helper.make_node("Relu", [y], [f"{name}_y"], name=f"{name}_relu"))
+            y = f"{name}_y"
+        return y
+
+    x = conv("image", 3, 32, 3, stride=2, name="stem")                  # direct, 3 input channels
+    x = conv(x, 32, 48, 1, name="expand")                                 # pointwise
+    x = conv(x, 48, 48, 3, residual=x, name="winograd")                   # Winograd, residual fused
+    x = conv(x, 48, 48, 3, group=48, name="depthwise")                    # depthwise
+    x = conv(x, 48, 64, 3, stride=2, name="down")                         # im2col
+    x = conv(x, 64, 64, 1, group=4, residual=x, name="grouped")           # grouped direct, residual fused
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))
+    nodes.append(helper.make_node("Flatten", ["pooled"], ["features"], name="flatten"))
+    w = const("fc_w", rng.standard_normal((64, 4000)) * 0.1)
+    nodes.append(helper.make_node("Gemm", ["features", w], ["logits"], name="fc"))  # a GEMV
+    graph = helper.make_graph(nodes, "conv_net", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 96, 96])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4000])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _attention_net() -> onnx.ModelProto:
+    batch, seq, heads, dim = 1, 100, 4, 32
+    nodes, inputs, outputs = bert_heads("a_", batch=batch, seq=seq, heads=heads, dim=dim)
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array((rng.standard_normal((heads * dim, 300)) * 0.1).astype(np.float32), "proj_w")
+    nodes.append(helper.make_node("MatMul", ["a_y", "proj_w"], ["proj"], name="proj"))  # a tall product
+    outputs.append(helper.make_tensor_value_info("proj", TensorProto.FLOAT, [batch, seq, 300]))
+    return make(nodes, inputs, outputs, [*constants(batch, seq, heads, dim), w], opset=17)
+
+
+MODELS = {"conv_net": _conv_net, "attention": _attention_net}
+
+
+def _feeds(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    feeds = {i.name: rand(*[d.dim_value for d in i.type.tensor_type.shape.dim], seed=n)
+             for n, i in enumerate(model.graph.input)}
+    if "a_mask" in feeds:
+        feeds["a_mask"] = np.where(np.random.default_rng(2).random(feeds["a_mask"].shape) < 0.3, -1e4, 0).astype(np.float32)
+    return feeds
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_any_thread_count_gives_the_same_bits(name, tmp_path):
+    model = MODELS[name]()
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    out_dir, report = build(path, BuildOptions(target="host", out_dir=tmp_path / "out"))
+    feeds = _feeds(model)
+    loaded = runners.load(out_dir)
+    single = loaded.run(feeds)
+    expected, _ = reference_outputs(model, feeds, list(single))
+    for output, value in single.items():
+        result = compare(value, expected[output], 1e-4, 1e-4)
+        assert result.ok, f"{output}: max abs err {result.max_abs:.3g}, max rel err {result.max_rel:.3g}"
+    for threads in THREADS:
+        loaded.use_threads(threads)
+        for _ in range(3):  # the pool's workers take tasks in a different order each time
+            got = loaded.run(feeds)
+            for output, value in single.items():
+                assert np.array_equal(got[output], value), (
+                    f"{output} with {threads} threads differs from one thread by up to "
+                    f"{np.abs(got[output] - value).max():.3g}")
+    loaded.close()
+
+
+def test_no_data_race_on_the_pool(tmp_path):
+    """The conv net through NAME_run_parallel on a pool of 3 threads under ThreadSanitizer, against
+    NAME_run_v's bytes (tests/robustness/parallel.c)."""
+    model = _conv_net()
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    out_dir, report = build(path, BuildOptions(target="host", out_dir=tmp_path / "out", name="net", compile=False))
+    exe = tmp_path / "parallel"
+    compile_c(out_dir, report, "parallel.c", exe, ["-O1", "-g", "-fsanitize=thread", "-pthread"])
+    sizes = [int(np.prod(t["shape"])) * np.dtype(t["dtype"]).itemsize for t in report["inputs"] + report["outputs"]]
+    proc = run([exe, 3, 4, len(report["inputs"]), *sizes], tmp_path)
+    assert "ThreadSanitizer" not in proc.stderr, proc.stderr[-6000:]
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    assert "identical" in proc.stdout, proc.stdout
+
