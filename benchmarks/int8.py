@@ -78,11 +78,22 @@ def run(names: list[str], rounds: int, budget: float) -> dict:
             rows[name] = {"latency": {k: measure.merge_rounds(v) for k, v in times.items()},
                           "bytes": {k: {"arena": b.get("arena_bytes"), "weights": b.get("weights_bytes")}
                                     for k, b in builds.items()}}
-    return {"isa": measure.host_isa(), "rounds": rounds, "models": rows}
+    return {"isa": measure.host_isa(), "cpu": cpu_name(), "host_target": host_target().name, "rounds": rounds, "models": rows}
+
+
+def cpu_name() -> str:
+    """The CPU's model name and whether it has AVX-512 VNNI (int8 dot products), from /proc/cpuinfo."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown CPU"
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "unknown CPU")
+    return f"{model}, {'with' if 'avx512_vnni' in info else 'no'} AVX-512 VNNI"
 
 
 def table(results: dict) -> str:
-    lines = [f"int8 vs fp32 on {results['isa']} ({results['rounds']} alternating rounds; mlcc: CPU time, "
+    where = f"{results['cpu']}; host target {results['host_target']}" if "cpu" in results else results["isa"]
+    lines = [f"int8 vs fp32 on {where} ({results['rounds']} alternating rounds; mlcc: CPU time, "
              "onnxruntime: wall time, one thread). Reproduce: `python -m benchmarks.int8`.", ""]
     for name, row in results["models"].items():
         lat = row["latency"]

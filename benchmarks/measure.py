@@ -243,7 +243,7 @@ def host_isa() -> str:
 def native_levels() -> list[str]:
     """The SIMD levels this machine runs natively, best first: for each SIMD shim a host-runnable target builds
     on (mlcc/simd/manifest.toml), the target with the highest host_priority (on an AVX-512 x86 machine
-    x86_64-avx512 and x86_64, the AVX2 level). Targets without a shim (SSE2 only) are left out."""
+    x86_64-avx512-vnni (or x86_64-avx512 without VNNI) and x86_64, the AVX2 level). Targets without a shim (SSE2 only) are left out."""
     from mlcc import kernels
     from mlcc.targets import _host_cpu_flags, all_targets, host_target
 
