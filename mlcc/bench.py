@@ -215,9 +215,14 @@ def _u64s(ffi, buffer, count: int) -> np.ndarray:
     return np.frombuffer(ffi.buffer(buffer, 8 * count), dtype=np.uint64).copy()
 
 
-def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str]) -> None:
-    """The folder's own sources plus the harness, linked into `out`; with `steps`, the profiling hooks on."""
+def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str],
+                    cached_kernels: bool = False) -> None:
+    """The folder's own sources plus the harness, linked into `out`; with `steps`, the profiling hooks on.
+    cached_kernels: the kernels from the toolchain's object cache (compiled once per target), only NAME.c
+    compiled here, so a tuner building many variants of one model compiles its kernels once."""
     sources = [f for f in report["files"] if f.endswith(".c")]
+    if cached_kernels:
+        sources = [f"{report['name']}.c", *map(str, toolchain.kernel_objects(target, report["kernel_families"]))]
     defines = [f"-DMLCC_BENCH_RUN_V={report['name']}_run_v"]
     if steps is not None:
         defines += ["-DMLCC_PROFILE", f"-DMLCC_PROFILE_STEPS={steps}"]
@@ -226,28 +231,42 @@ def _compile_linked(folder: Path, report: dict, target: Target, steps: int | Non
                     *link, *target.ldflags, "-lm"], cwd=str(folder))
 
 
+class HostProfiled:
+    """A host folder's sources relinked with the profiling hooks and loaded: `run(count)` times `count` calls,
+    giving each call's total and per-step nanoseconds. Several stay loaded at once, so `mlcc tune` can
+    alternate between builds in one process."""
+
+    def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
+                 cached_kernels: bool = False):
+        from cffi import FFI
+
+        self.name, self.steps = report["name"], steps
+        with tempfile.TemporaryDirectory(prefix="mlcc-profile-") as tmp:
+            library = Path(tmp) / f"lib{report['name']}_profile.so"
+            _compile_linked(folder, report, target, steps, library, ["-shared"], cached_kernels)
+            self.ffi = ffi = FFI()
+            ffi.cdef(_LINKED_CDEF)
+            self.lib = ffi.dlopen(str(library))  # stays mapped after the file is removed
+        self._buffers = _host_buffers(report, feeds)
+        self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])
+        self._arena = ffi.cast("void *", self._buffers[2].ctypes.data)
+
+    def run(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each call's wall time, its per-step wall times and the thread's CPU time, in nanoseconds."""
+        ffi, steps = self.ffi, self.steps
+        total, cpu = ffi.new("uint64_t[]", max(count, 1)), ffi.new("uint64_t[]", max(count, 1))
+        per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
+        status = self.lib.mlcc_bench_linked(*self._ptrs, self._arena, count, total, cpu, per_step)
+        if status != 0:
+            raise RunError(f"{self.name}_run_v returned status {status}")
+        return _u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps), _u64s(ffi, cpu, count)
+
+
 @_profiler("host")
 def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int):
-    from cffi import FFI
-
-    with tempfile.TemporaryDirectory(prefix="mlcc-profile-") as tmp:
-        library = Path(tmp) / f"lib{report['name']}_profile.so"
-        _compile_linked(folder, report, target, steps, library, ["-shared"])
-        ffi = FFI()
-        ffi.cdef(_LINKED_CDEF)
-        lib = ffi.dlopen(str(library))
-    inputs, outputs, arena = _host_buffers(report, feeds)
-    in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
-    arena_ptr = ffi.cast("void *", arena.ctypes.data)
-    results = None
-    for count in (warmup, repeat):
-        total = ffi.new("uint64_t[]", max(count, 1))
-        per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
-        status = lib.mlcc_bench_linked(in_ptrs, out_ptrs, arena_ptr, count, total, ffi.NULL, per_step)
-        if status != 0:
-            raise RunError(f"{report['name']}_run_v returned status {status}")
-        results = (_u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps))
-    return results
+    profiled = HostProfiled(folder, report, target, feeds, steps)
+    profiled.run(warmup)
+    return profiled.run(repeat)[:2]
 
 
 # --- wasm32 in wasmtime: the folder's sources relinked with the harness, timed inside the module -------

@@ -188,8 +188,10 @@ def main(verbose: bool):
 @optimize_for_option
 @click.option("--arena-limit", "arena_limit", type=click.IntRange(min=0), metavar="BYTES",
               help="Refuse a build whose memory plan needs a larger arena.")
+@click.option("--tuning", "tuning_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Per-layer choices measured by `mlcc tune` (entries for other targets or CPUs are ignored).")
 def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen,
-          optimize_for, arena_limit):
+          optimize_for, arena_limit, tuning_file):
     """Compile MODEL to C and the target's artifacts."""
     from . import passes, slow_path
     from .ir import format_graph
@@ -206,8 +208,10 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
     options = BuildOptions(target=target, out_dir=Path(out_dir) if out_dir else None, name=name,
                            shapes=_parse_shapes(shapes), dims=_parse_dims(dims), frozen=_parse_frozen(frozen),
                            opt_level=opt_level, disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
-                           after_pass=after_pass, optimize_for=optimize_for, arena_limit=arena_limit)
+                           after_pass=after_pass, optimize_for=optimize_for, arena_limit=arena_limit,
+                           tuning=Path(tuning_file) if tuning_file else None)
     folder, report = run_build(model, options)
+    _tuning_note(report)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
     click.echo(f"built {folder}/ for {report['target']}: {artifacts}")
     sizes = report["size"]["artifacts"]
@@ -226,6 +230,17 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
                    f"(RAM = arena + stack + data + bss)")
     for line in slow_path.summary(report):
         click.echo(line)
+
+
+def _tuning_note(report: dict) -> None:
+    """Say what a tuning file gave the build, and that it ignored other machines' entries."""
+    tuned = report.get("tuning")
+    if tuned is None:
+        return
+    if tuned["ignored"]:
+        click.echo(f"note: {tuned['file']}: {tuned['ignored']} tuning entries for other targets or CPUs ignored "
+                   f"(this build: {report['target']} on {tuned['cpu']})", err=True)
+    click.echo(f"  tuning: {tuned['entries']} entries of {tuned['file']} for {report['target']} on {tuned['cpu']}")
 
 
 @main.command()
@@ -368,6 +383,37 @@ def quantize(model, calibration, out_path, per_tensor, activations):
         raise UsageError(f"-o {str(out)!r} would overwrite the model")
     result = quantizer.quantize(source, calibration, out, per_channel=not per_tensor, activations=activations)
     for line in quantizer.summary(model, result, not per_tensor, activations):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-t", "--target", default="host", show_default=True, help="Target name (see `mlcc targets`).")
+@click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False),
+              help="The tuning file, merged with what it holds [MODEL's stem + .tuning.json].")
+@with_shapes
+@optimize_for_option
+@click.option("--rounds", default=7, show_default=True, type=click.IntRange(min=1),
+              help="Rounds alternating between the candidate builds.")
+@click.option("--repeat", default=5, show_default=True, type=click.IntRange(min=1), help="Timed runs per build per round.")
+@click.option("--margin", default=0.03, show_default=True, type=click.FloatRange(min=0, max=1, max_open=True),
+              help="How much faster than the default a candidate must be to replace it.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (every candidate's time).")
+def tune(model, target, out_path, shapes, dims, optimize_for, rounds, repeat, margin, seed, as_json):
+    """Time each distinct layer's candidate implementations and write a tuning file for `mlcc build --tuning`."""
+    from .pipeline import BuildOptions
+    from .tune import summary, tune as run_tune
+
+    source = Path(model)
+    out = Path(out_path) if out_path else source.with_name(f"{source.stem}.tuning.json")
+    options = BuildOptions(target=target, shapes=_parse_shapes(shapes), dims=_parse_dims(dims), optimize_for=optimize_for)
+    log_line = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
+    result = run_tune(source, options, out, rounds, repeat, margin, seed, log_line)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for line in summary(result):
         click.echo(line)
 
 

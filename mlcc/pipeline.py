@@ -5,6 +5,7 @@ Each stage is one call; `verify_each` asks each stage to check its own contract.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -28,6 +29,7 @@ from . import (
     runner_source,
     targets,
     toolchain,
+    tuning,
 )
 from .errors import MemoryLimitError, NeedsConstantError, ShapeError, UsageError
 from .report import build_report, op_counts
@@ -48,6 +50,7 @@ class BuildOptions:
     optimize_for: str | None = None  # "size" or "speed" (targets.optimized_for); None: the target's policies
     arena_limit: int | None = None  # refuse a plan whose arena is larger (bytes)
     weights_policy: str | None = None  # overrides the target's ("model": e.g. Winograd's weights prepared at load)
+    tuning: Path | None = None  # a tuning file (`mlcc tune`, mlcc/tuning.py): per-layer choices over the heuristics
     progress: Callable[[str], None] = lambda stage: None
     after_pass: Callable[[str, ir.Graph], None] = lambda name, graph: None  # e.g. --print-after
 
@@ -77,6 +80,8 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
     target = targets.optimized_for(targets.resolve(options.target), options.optimize_for)
     if options.weights_policy is not None:
         target = targets.with_weights_policy(target, options.weights_policy)
+    if options.tuning is not None:
+        target = dataclasses.replace(target, tuning=tuning.load(options.tuning, target.name))
     name = options.name or default_name(model_path)
     if not cnames.is_identifier(name):
         raise UsageError(f"--name {name!r} is not a C identifier (letters, digits and _, not starting with a digit)")

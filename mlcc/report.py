@@ -47,7 +47,7 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         s.update(memory_totals(kind, s, memory.arena_bytes, stack.bytes if stack else None))
     steps = [step_info(s.node) for s in compiled.program.steps]
     flops = model_flops(graph)
-    return {
+    report = {
         "mlcc_version": __version__,
         "name": compiled.name,
         "target": compiled.target.name,
@@ -80,6 +80,11 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
         "passes": compiled.pass_log,
         "build_seconds": round(seconds, 3),
     }
+    tuning = compiled.target.tuning
+    if tuning is not None:  # `mlcc build --tuning FILE`: what the file held for this target and CPU
+        report["tuning"] = {"file": tuning.source, "cpu": tuning.cpu, "entries": len(tuning.choices),
+                            "ignored": tuning.ignored}
+    return report
 
 
 def build_slow_path(compiled, steps: list[dict], flops: int) -> dict:

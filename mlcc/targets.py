@@ -60,6 +60,8 @@ class Target:
     # large steps cut into tasks for NAME_run_parallel's parallel-for (mlcc/parallel.h); false on single-core
     # parts, where NAME_run_parallel runs every step on the calling thread and the stack bound stays tight
     parallel_steps: bool = True
+    # per-layer choices measured by `mlcc tune` (mlcc/tuning.Tuning), set by `mlcc build --tuning FILE`
+    tuning: object = field(default=None, compare=False, repr=False)
 
     @property
     def is_wasm(self) -> bool:

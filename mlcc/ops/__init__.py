@@ -268,10 +268,17 @@ class Op:
     def has_input_view(self) -> bool:
         return type(self).input_view is not Op.input_view
 
-    def winograd_extra_bytes(self, node: Node, target) -> int | None:
+    def winograd_extra_bytes(self, node: Node, target, measured: bool = False) -> int | None:
         """When this node should run as Winograd F(4x4, 3x3) on `target` (passes/choose_winograd marks it):
-        the bytes its transformed weights add; None to keep its direct algorithm."""
+        the bytes its transformed weights add; None to keep its direct algorithm. measured: a tuning file
+        chose Winograd, so only whether the transforms compute the node counts, not the speed heuristic."""
         return None
+
+    def algorithms(self, node: Node, target) -> tuple[str, ...]:
+        """The algorithms (mlcc/tuning.ALGORITHMS) this node can run as on `target`, for `mlcc tune` to time
+        and a tuning file to choose (passes/choose_winograd sets the attr `algorithm`); () where there is
+        no choice. The heuristics decide where the file says nothing."""
+        return ()
 
     @property
     def can_lower(self) -> bool:

@@ -10,6 +10,7 @@ import dataclasses
 
 from ._gemm import packed_constant, packed_size
 
+ALGORITHM = "direct"  # the Conv attr a tuning file's choice sets (passes/choose_winograd)
 MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
 MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__<isa>)
 

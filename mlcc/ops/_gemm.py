@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import cexpr, kernels
+from .. import cexpr, kernels, tuning
 from ..ir import Value
 from ..targets import Target
 
@@ -123,11 +123,23 @@ def tile_for(target: Target, n: int | None = None) -> Tile:
     return dataclasses.replace(tiles[0], blocking=blocking(target, tiles[0]))
 
 
+CONFIG_PREFIX = "mlcc_f32_gemm_config_"  # + a tile's name: the configuration a step records (use_tile)
+
+
+def tuned_tile(target: Target, node) -> Tile | None:
+    """The tile a tuning file (mlcc/tuning.py) chose for this node, blocked for the target: None without one,
+    or where it names a tile the target does not run."""
+    name = tuning.choice(target, node, "tile")
+    tile = next((t for t in runnable(target) if t.name == name), None) if name else None
+    return None if tile is None else dataclasses.replace(tile, blocking=blocking(target, tile))
+
+
 def use_tile(ctx, n: int | None = None) -> Tile:
-    """tile_for the step being lowered: links f32-gemm and records the tile on the step (a portable
-    "scalar" tile counts as a generic form: mlcc/slow_path.py)."""
-    tile = tile_for(ctx.target, n)
-    ctx.uses_kernel(f"mlcc_f32_gemm_config_{tile.name}", "f32-gemm", "scalar" if tile.isa == "scalar" else "vector")
+    """tile_for the step being lowered (or the tuning file's tile for its node): links f32-gemm and records
+    the tile on the step (a portable "scalar" tile counts as a generic form: mlcc/slow_path.py)."""
+    tile = tuned_tile(ctx.target, ctx.step.node) if ctx.step is not None else None
+    tile = tile or tile_for(ctx.target, n)
+    ctx.uses_kernel(CONFIG_PREFIX + tile.name, "f32-gemm", "scalar" if tile.isa == "scalar" else "vector")
     return tile
 
 

@@ -57,11 +57,17 @@ def applies(target, geo: ConvGeometry, groups: int, group_in: int, group_out: in
     products, so a grouped convolution needs min_tiles per group (AlexNet's conv4 and conv5, 13x13 outputs
     in 16 tiles, 2 groups; medians of 8-20 runs: AVX-512 direct 1.48 and 0.99 ms vs Winograd 1.79 and
     1.22 ms; wasm32 direct 10.9 and 7.5 ms vs Winograd 4.1 and 2.8 ms)."""
-    stride_ok = list(geo.stride) == [1, 1] or (list(geo.kernel) == [5, 5] and list(geo.stride) == [2, 2])
-    return (target.l1d_bytes > 0 and len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5]) and stride_ok
-            and list(geo.dilation) == [1, 1]
+    return (target.l1d_bytes > 0 and fits(geo)
             and min(group_in, group_out) >= MIN_CHANNELS and tiles(geo) >= groups * min_tiles(target)
             and target.memory_policy == "speed")
+
+
+def fits(geo: ConvGeometry) -> bool:
+    """Whether the transforms compute this convolution at all (what `applies` asks before it weighs speed):
+    2-D, 3x3 at stride 1 or 5x5 at stride 1 or 2, dilation 1."""
+    stride_ok = list(geo.stride) == [1, 1] or (list(geo.kernel) == [5, 5] and list(geo.stride) == [2, 2])
+    return (len(geo.kernel) == 2 and list(geo.kernel) in ([3, 3], [5, 5]) and stride_ok
+            and list(geo.dilation) == [1, 1])
 
 
 def prepared_at_load(target) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cexpr
+from .. import cexpr, tuning
 from ..ir import Node, Value
 from . import Op, _conv_direct, _winograd, register
 from ._conv import CONV_ATTRS, conv_geometry
@@ -19,6 +19,9 @@ from ._fold import MakeConstant, float_const, scaled_bias
 from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, use_tile
 from ._layout import NHWC, channels_first_view, float_activations, is_channels_last, to_channels_last
 from .concat import output_row_pitch
+
+# input channels up to which `mlcc tune` also times the direct kernel of an ungrouped convolution
+DIRECT_TUNING_CHANNELS = 4 * _conv_direct.MAX_CHANNELS
 
 
 def _is_pointwise(geo) -> bool:
@@ -75,18 +78,38 @@ class Conv(Op):
     def to_channels_last(self, node: Node) -> None:
         node.attrs["layout"] = NHWC
 
-    def winograd_extra_bytes(self, node: Node, target) -> int | None:
+    def winograd_extra_bytes(self, node: Node, target, measured: bool = False) -> int | None:
         w = node.inputs[1]
         if not is_channels_last(node) or not w.is_const or node.inputs[0].dtype != np.float32:
             return None
         geo = conv_geometry(channels_first_view(node))
         groups = int(node.attrs.get("group", 1))
         channels = node.inputs[0].shape[-1]
-        if not _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups):
+        if not (_winograd.fits(geo) if measured else
+                _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups)):
             return None
         # 36 transformed points per 3x3 piece of each channel pair, for its 9 or 25 taps
         transformed = _winograd.POINTS * _winograd.pieces(geo) * w.size // geo.taps
         return (transformed - w.size) * 4
+
+    def algorithms(self, node: Node, target) -> tuple[str, ...]:
+        """Channels-last float32 convolutions other than depthwise: GEMM on im2col columns (a 1x1 reads the
+        activations in place), Winograd where its transforms fit the kernel, and direct where there are
+        groups or few enough input channels (at most DIRECT_TUNING_CHANNELS) that it could win."""
+        w = node.inputs[1]
+        if not is_channels_last(node) or not w.is_const or node.inputs[0].dtype != np.float32:
+            return ()
+        geo = conv_geometry(channels_first_view(node))
+        groups = int(node.attrs.get("group", 1))
+        group_in, group_out = node.inputs[0].shape[-1] // groups, w.shape[0] // groups
+        if groups > 1 and group_in == 1 and group_out == 1:
+            return ()  # depthwise: f32-dwconv, no alternative
+        found = [tuning.IM2COL]
+        if _winograd.fits(geo):
+            found.append(_winograd.ALGORITHM)
+        if groups > 1 or group_in <= DIRECT_TUNING_CHANNELS:
+            found.append(_conv_direct.ALGORITHM)
+        return tuple(found)
 
     def fold_scale_shift(self, node: Node, scale, shift, constant: MakeConstant) -> bool:
         w, bias = node.inputs[1], node.input(2)
@@ -195,7 +218,11 @@ class Conv(Op):
         # direct: no workspace (VGG-19's second 224x224 convolution: two activations and nothing else)
         workspace_free = (ctx.target.memory_policy == "size" and not _is_pointwise(geo) and not depthwise
                           and not staged)
-        if workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps):
+        algorithm = node.attrs.get("algorithm")  # passes/choose_winograd's, from a tuning file or the heuristic
+        heuristic_direct = algorithm is None and (
+            workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps))
+        if not depthwise and (algorithm == _conv_direct.ALGORITHM or heuristic_direct):
+            node.attrs["algorithm"] = _conv_direct.ALGORITHM  # what ran, for `mlcc tune` (mlcc/tune.py)
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
                                                                   (cexpr.index("group", groups), group_out)))
@@ -225,6 +252,7 @@ class Conv(Op):
             _winograd.lower(node, ctx, geo, dict(values, y_pitch=y_pitch), groups, group_in, group_out)
             return
         k, spatial = group_in * geo.taps, len(geo.kernel)
+        node.attrs["algorithm"] = tuning.IM2COL
         tile = use_tile(ctx, group_out)
         # W [groups * group_out, group_in, *kernel] -> B [groups][(kernel..., group_in)][group_out]
         grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
