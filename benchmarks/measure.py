@@ -242,8 +242,9 @@ def host_isa() -> str:
 
 def native_levels() -> list[str]:
     """The SIMD levels this machine runs natively, best first: for each SIMD shim a host-runnable target builds
-    on (mlcc/simd/manifest.toml), the target with the highest host_priority (on an AVX-512 x86 machine
-    x86_64-avx512-vnni (or x86_64-avx512 without VNNI) and x86_64, the AVX2 level). Targets without a shim (SSE2 only) are left out."""
+    on (mlcc/simd/manifest.toml), its plainest target, the lowest host_priority (on an AVX-512 x86 machine
+    x86_64-avx512 and x86_64, the AVX2 level: x86_64-avx512-vnni builds the suite's float code as
+    x86_64-avx512 does, its VNNI is for int8, benchmarks/int8.py). Targets without a shim (SSE2) are left out."""
     from mlcc import kernels
     from mlcc.targets import _host_cpu_flags, all_targets, host_target
 
@@ -253,7 +254,7 @@ def native_levels() -> list[str]:
         if t.runner != "host" or t.machine != machine or not set(t.cpu_flags) <= flags:
             continue
         isa = kernels.shim_isa(t)
-        if isa != "scalar" and (isa not in best or t.host_priority > best[isa].host_priority):
+        if isa != "scalar" and (isa not in best or t.host_priority < best[isa].host_priority):
             best[isa] = t
     return [t.name for t in sorted(best.values(), key=lambda t: -t.host_priority)]
 
