@@ -1,5 +1,7 @@
-/* qs8-dwconv for AVX-512 (F, BW; see qs8-dwconv.h): 32 channels a step, each tap's bytes sign-extended to 16
- * bits and multiplied with vpmullw (|x' w| <= 2^14 fits 16 bits exactly), widened and added in 32 bits.
+/* qs8-dwconv for AVX-512 (F, BW; see qs8-dwconv.h): 32 channels a step, two taps at a time: their bytes
+ * sign-extended to 16 bits, interleaved per channel and multiplied by the weights paired alike with vpmaddwd
+ * (two exact 16-bit products summed in 32 bits: no saturation). The pairing leaves the channels in an
+ * interleaved order, which the requantization parameters are loaded in and the stores undo.
  * A block of channels runs over the whole image with its requantization parameters in registers (each
  * lane's multiplier and shift: 64-bit products, arithmetic shifts); a pixel whose taps are all inside the
  * image finds them at fixed offsets from its first. Channels past a multiple of 32 are masked loads and
@@ -36,10 +38,21 @@ static inline __m512i requantize16(__m512i acc, const struct lanes16 *l) {
     return _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+/* An int32 run of 32 channels in the order the pair products leave them: vpunpck*wd take words 0-3 ("lo")
+ * or 4-7 ("hi") of each 128-bit lane, so `lo` holds channels 8j .. 8j + 3 and `hi` 8j + 4 .. 8j + 7 of
+ * lane j; past `count` the value is `fill`. */
+static void interleaved(const int32_t *values, size_t count, int32_t fill, int32_t lo[16], int32_t hi[16]) {
+    for (size_t i = 0; i < 16; ++i) {
+        const size_t first = 8 * (i / 4) + i % 4;
+        lo[i] = first < count ? values[first] : fill;
+        hi[i] = first + 4 < count ? values[first + 4] : fill;
+    }
+}
+
 void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                   uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                   const struct mlcc_qs8_requant *rq) {
-    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w;
+    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, pairs = (taps + 1) / 2;
     bool small_shift = false;
     for (size_t c = 0; c < channels; ++c) small_shift |= rq->shift[c] < 31;
     if (taps > MAX_TAPS || small_shift) {
@@ -55,15 +68,24 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
     for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
         for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) offset[t] = (kh * g->dilation_h * g->in_w + kw * g->dilation_w) * channels;
     }
-    const uint8_t *source[MAX_TAPS];
+    const uint8_t *source[MAX_TAPS + 1];
+    __m512i w_lo[MAX_TAPS / 2], w_hi[MAX_TAPS / 2];  /* the block's weights, taps 2i and 2i + 1 paired */
     for (size_t c = 0; c < channels; c += 32) {
         const size_t count = MLCC_MIN(32, channels - c);
         const __mmask32 valid = (__mmask32)(count == 32 ? 0xFFFFFFFFu : (1u << count) - 1u);
-        const __mmask16 valid0 = (__mmask16)valid, valid1 = (__mmask16)(valid >> 16);
-        const struct lanes16 l0 = lanes_of(valid0, rq->multiplier + c, rq->shift + c);
-        const struct lanes16 l1 = lanes_of(valid1, rq->multiplier + c + 16, rq->shift + c + 16);
-        const __m512i bias0 = _mm512_maskz_loadu_epi32(valid0, rq->bias + c);
-        const __m512i bias1 = _mm512_maskz_loadu_epi32(valid1, rq->bias + c + 16);
+        for (size_t i = 0; i < pairs; ++i) {
+            const __m512i w0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + 2 * i * channels + c));
+            const __m512i w1 = 2 * i + 1 < taps ? _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + (2 * i + 1) * channels + c))
+                                                : _mm512_setzero_si512();  /* an odd count's last tap pairs with weight 0 */
+            w_lo[i] = _mm512_unpacklo_epi16(w0, w1);
+            w_hi[i] = _mm512_unpackhi_epi16(w0, w1);
+        }
+        int32_t lo[16], hi[16], shift_lo[16], shift_hi[16];
+        interleaved(rq->shift + c, count, 31, shift_lo, shift_hi);
+        interleaved(rq->multiplier + c, count, 1 << 30, lo, hi);
+        const struct lanes16 l0 = lanes_of((__mmask16)0xFFFF, lo, shift_lo), l1 = lanes_of((__mmask16)0xFFFF, hi, shift_hi);
+        interleaved(rq->bias + c, count, 0, lo, hi);
+        const __m512i bias_lo = _mm512_loadu_si512(lo), bias_hi = _mm512_loadu_si512(hi);
         for (size_t oh = 0; oh < g->out_h; ++oh) {
             /* left of the padding wraps around to a huge size_t: one test covers both sides */
             const size_t ih0 = oh * g->stride_h - g->pad_top;
@@ -78,21 +100,25 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
                         for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
                     }
                 }
-                __m512i acc0 = bias0, acc1 = bias1;
-                for (size_t t = 0; t < taps; ++t) {
-                    const __m512i xs = source[t] == NULL ? zeros
-                        : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, source[t] + c), flip));
-                    const __m512i ws = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + t * channels + c));
-                    const __m512i products = _mm512_mullo_epi16(xs, ws);
-                    acc0 = _mm512_add_epi32(acc0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(products)));
-                    acc1 = _mm512_add_epi32(acc1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(products, 1)));
+                source[taps] = NULL;  /* the odd count's dummy tap: zeros times weight 0 */
+                __m512i acc_lo = bias_lo, acc_hi = bias_hi;
+                for (size_t i = 0; i < pairs; ++i) {
+                    const uint8_t *s0 = source[2 * i], *s1 = source[2 * i + 1];
+                    const __m512i x0 = s0 == NULL ? zeros
+                        : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s0 + c), flip));
+                    const __m512i x1 = s1 == NULL ? zeros
+                        : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s1 + c), flip));
+                    /* vpmaddwd: each channel's two taps, exact 16-bit products summed in 32 bits */
+                    acc_lo = _mm512_add_epi32(acc_lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1), w_lo[i]));
+                    acc_hi = _mm512_add_epi32(acc_hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1), w_hi[i]));
                 }
-                __m512i v0 = requantize16(acc0, &l0), v1 = requantize16(acc1, &l1);
-                v0 = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v0, zero_point), low), high);
-                v1 = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v1, zero_point), low), high);
-                uint8_t *out = y + (oh * g->out_w + ow) * channels + c;
-                _mm_mask_storeu_epi8(out, valid0, _mm512_cvtepi32_epi8(v0));
-                _mm_mask_storeu_epi8(out + 16, valid1, _mm512_cvtepi32_epi8(v1));
+                __m512i v_lo = requantize16(acc_lo, &l0), v_hi = requantize16(acc_hi, &l1);
+                v_lo = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_lo, zero_point), low), high);
+                v_hi = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_hi, zero_point), low), high);
+                /* bytes of channels (0-3, 8-11, 16-19, 24-27) and (4-7, 12-15, ...) back in order */
+                const __m128i b_lo = _mm512_cvtepi32_epi8(v_lo), b_hi = _mm512_cvtepi32_epi8(v_hi);
+                const __m256i bytes = _mm256_set_m128i(_mm_unpackhi_epi32(b_lo, b_hi), _mm_unpacklo_epi32(b_lo, b_hi));
+                _mm256_mask_storeu_epi8(y + (oh * g->out_w + ow) * channels + c, valid, bytes);
             }
         }
     }
