@@ -4,8 +4,9 @@ build of each measured length, on host (cffi, in process) and wasm32 (wasmtime, 
 The model is tests/models/test_dynamic_bert.py's encoder (transformers' BertModel, random weights; hidden 64,
 2 layers, 4 heads unless --hidden/--layers/--heads say otherwise), exported with the sequence as a named dim.
 Each round times a batch of calls of NAME_run_dims at the size (dynamic) and of NAME_run_v of the static build
-of that size, alternating, and the table gives medians of the per-call times over the rounds, the ratio
-dynamic / static (goal: within 10%), and the arenas (the dynamic one is planned at the maximum and must equal
+of that size, alternating which goes first, each timed inside C by mlcc bench's harness (thread CPU time, which
+other load on a shared machine barely changes), and the table gives medians of the per-call medians over the
+rounds, the ratio dynamic / static (goal: within 10%), and the arenas (the dynamic one is planned at the maximum and must equal
 the static build's there). Writes benchmarks/results/dynamic_shapes.md and .json.
 
     python -m benchmarks.dynamic_shapes                       # sizes 1,8,32,64,128 on host and wasm32
@@ -20,7 +21,6 @@ import platform
 import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -58,53 +58,65 @@ def feeds(size: int) -> list[np.ndarray]:
     return [rng.integers(0, 100, (1, size)).astype(np.int64), np.ones((1, size), np.int64)]
 
 
-class HostCall:
-    """Repeated calls of one entry point of a host build, buffers bound once."""
+WRAPPER = """#include "{name}.h"
+/* {name}_run_v's signature at fixed sizes, so mlcc bench's harness can call it */
+int {name}_at_run_v(const void *const *inputs, void *const *outputs, void *arena)
+{{
+    static const {name}_dims sizes = {{ {sizes} }};
+    return {name}_run_dims(&sizes, inputs, outputs, NULL, arena);
+}}
+"""
 
-    def __init__(self, out_dir: Path, size: int, dynamic: bool):
-        from mlcc import runners
 
-        self.model = runners.load(out_dir)
-        ffi = self.model.ffi
-        self.keep = feeds(size) + [np.empty(int(np.prod(o["shape"])), np.float32) for o in self.model.outputs]
-        ins = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in self.keep[:2]])
-        outs = ffi.new("void *[]", [ffi.cast("void *", self.keep[2].ctypes.data)])
-        arena = ffi.cast("void *", self.model.arena.ctypes.data)
-        self.refs = (ins, outs)
-        if dynamic:
-            dims, shapes = ffi.new("size_t[]", [size]), ffi.new("size_t[]", 3)
-            self.refs += (dims, shapes)
-            self.call = lambda: self.model.entry_dims(dims, ins, outs, shapes, arena)
+class Linked:
+    """A build's sources linked with mlcc bench's harness (runtime_c/bench/mlcc_bench.c), timed inside C: a
+    shared library on host, one wasm32 module in wasmtime. A dynamic build is called through a wrapper fixing
+    its sizes, so both builds are timed the same way (a Python call into wasmtime alone costs more than a
+    short model run)."""
+
+    def __init__(self, folder: Path, target: str, size: int, dynamic: bool, scratch: Path):
+        from mlcc import bench, runners
+        from mlcc.targets import resolve
+
+        report = runners.read_report(folder)
+        feeds = dict(zip([i["name"] for i in report["inputs"]], feeds_at(size)))
+        if dynamic:  # the harness calls NAME_run_v: name the wrapper so
+            wrapper = f"{report['name']}_at_{size}.c"  # beside NAME.h, which it includes
+            (folder / wrapper).write_text(WRAPPER.format(name=report["name"], sizes=size))
+            report = dict(report, name=f"{report['name']}_at", files=[*report["files"], wrapper])
+        self.target = resolve(target)
+        if self.target.is_wasm:
+            self.run = bench._WasmLinked(folder, report, self.target, feeds, None, 4096)
+            self.time = lambda n: self.run.call(n)[1]
         else:
-            self.call = lambda: self.model.entry(ins, outs, arena)
+            from cffi import FFI
+
+            library = scratch / f"{'dynamic' if dynamic else 'static'}_{size}.so"
+            bench._compile_linked(folder, report, self.target, None, library, ["-shared"])
+            ffi = FFI()
+            ffi.cdef(bench._LINKED_CDEF)
+            lib = ffi.dlopen(str(library))
+            inputs, outputs, arena = bench._host_buffers(report, feeds)
+            ins, outs = bench._pointer_tables(ffi, inputs, outputs)
+            self.keep = (ffi, lib, inputs, outputs, arena, ins, outs)
+
+            def time_calls(n: int) -> np.ndarray:
+                total, cpu = ffi.new("uint64_t[]", n), ffi.new("uint64_t[]", n)
+                status = lib.mlcc_bench_linked(ins, outs, ffi.cast("void *", arena.ctypes.data), n, total, cpu, ffi.NULL)
+                assert status == 0, status
+                return bench._u64s(ffi, cpu, n)
+            self.time = time_calls
 
 
-class WasmCall:
-    """Repeated calls of one export of a wasm32 build in wasmtime, memory laid out once."""
-
-    def __init__(self, out_dir: Path, size: int, dynamic: bool):
-        from mlcc import runners
-
-        model = runners.load(out_dir)
-        inputs = feeds(size)
-        outputs = [np.empty(int(np.prod(o["shape"])), np.float32) for o in model.outputs]
-        model._call(inputs, outputs, [size] if dynamic else None)  # lays out memory and grows it
-        store = model.store
-        in_table, out_table, dims_at, shapes_at, arena = model.layout
-        if dynamic:
-            self.call = lambda: model.entry_dims(store, dims_at, in_table, out_table, shapes_at, arena)
-        else:
-            self.call = lambda: model.entry(store, in_table, out_table, arena)
+def feeds_at(size: int) -> list[np.ndarray]:
+    return feeds(size)
 
 
-def per_call(call, seconds: float) -> float:
-    n, start = 0, time.perf_counter()
-    while True:
-        call()
-        n += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return elapsed / n
+def per_call(linked: Linked, seconds: float) -> float:
+    """Median thread CPU seconds per call over a batch of about `seconds`."""
+    first = float(np.median(linked.time(3))) * 1e-9
+    n = int(min(4096, max(5, seconds / max(first, 1e-7))))
+    return float(np.median(linked.time(n))) * 1e-9
 
 
 def build(model: Path, target: str, out_dir: Path, dims: dict) -> dict:
@@ -132,16 +144,15 @@ def main(argv: list[str] | None = None) -> None:
         model = folder / "bert.onnx"
         export(model, args.hidden, args.layers, args.heads, args.longest)
         for target in args.targets.split(","):
-            caller = WasmCall if target == "wasm32" else HostCall
             dynamic = build(model, target, folder / f"{target}-dynamic", {"seq": (1, args.longest)})
             for size in sizes:
                 static = build(model, target, folder / f"{target}-{size}", {"seq": size})
-                calls = {"dynamic": caller(folder / f"{target}-dynamic", size, True),
-                         "static": caller(folder / f"{target}-{size}", size, False)}
+                calls = {"dynamic": Linked(folder / f"{target}-dynamic", target, size, True, folder),
+                         "static": Linked(folder / f"{target}-{size}", target, size, False, folder)}
                 times = {"dynamic": [], "static": []}
-                for _ in range(args.rounds):
-                    for kind in ("dynamic", "static"):
-                        times[kind].append(per_call(calls[kind].call, args.seconds))
+                for round_ in range(args.rounds):
+                    for kind in ("dynamic", "static") if round_ % 2 else ("static", "dynamic"):
+                        times[kind].append(per_call(calls[kind], args.seconds))
                 dyn, sta = statistics.median(times["dynamic"]), statistics.median(times["static"])
                 rows.append({"target": target, "seq": size, "dynamic_us": round(dyn * 1e6, 2),
                              "static_us": round(sta * 1e6, 2), "ratio": round(dyn / sta, 3),
@@ -154,8 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     header = (f"# One artifact for seq 1..{args.longest} vs a static build per size\n\n"
               f"BERT encoder (hidden {args.hidden}, {args.layers} layers, {args.heads} heads), `python -m "
               f"benchmarks.dynamic_shapes --sizes {args.sizes} --targets {args.targets} --rounds {args.rounds}`; "
-              f"{cpu}, host build x86_64-avx512, wasm32 in wasmtime; medians of {args.rounds} alternating rounds "
-              f"of {args.seconds} s each, per call.\n\n"
+              f"{cpu}, host build x86_64-avx512, wasm32 in wasmtime; thread CPU time per call inside C (mlcc bench's "
+              f"harness), medians over {args.rounds} alternating rounds of about {args.seconds} s each.\n\n"
               "| target | seq | dynamic µs | static µs | dynamic / static | arena dynamic | arena static |\n"
               "|---|---:|---:|---:|---:|---:|---:|\n")
     lines = [f"| {r['target']} | {r['seq']} | {r['dynamic_us']} | {r['static_us']} | {r['ratio']:.3f} | "

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import cnames
+from ..cexpr import is_one, is_variable, same, text
 from ..errors import UnsupportedError
 from ..ir import Node, Value
 from ._copy import contiguous_strides
@@ -24,15 +26,16 @@ class Nest:
 
     @classmethod
     def over(cls, shape) -> "Nest":
-        dims = [d for d, e in enumerate(shape) if int(e) != 1]
-        return cls([int(shape[d]) for d in dims], dims)
+        dims = [d for d, e in enumerate(shape) if not is_one(e)]  # a run-time extent keeps its loop
+        return cls([shape[d] if is_variable(shape[d]) else int(shape[d]) for d in dims], dims)
 
     def index(self, strides, skip: int | None = None) -> str:
         """sum(i_k * strides[axis walked by loop k]), leaving out axis `skip`."""
         terms = []
         for k, d in enumerate(self.dims):
-            if d != skip and (s := int(strides[d])):
-                terms.append(f"i{k}" if s == 1 else f"i{k} * {s}")
+            s = strides[d] if is_variable(strides[d]) else int(strides[d])
+            if d != skip and not same(s, 0):
+                terms.append(f"i{k}" if is_one(s) else f"i{k} * {text(s)}")
         return add(*terms)
 
     def counter(self, axis: int) -> str:
@@ -47,7 +50,7 @@ def add(*terms: str) -> str:
 
 def scaled(index: str, stride: int) -> str:
     """`index` (a C int64 index) times `stride`, as a size_t term."""
-    return f"(size_t){index}" if stride == 1 else f"(size_t){index} * {stride}"
+    return f"(size_t){index}" if is_one(stride) else f"(size_t){index} * {text(stride)}"
 
 
 def strides(value: Value) -> list[int]:
@@ -85,5 +88,10 @@ def emit_idle(ctx, values: list[Value | None]) -> None:
 def emit_indexed(ctx, nest: Nest, reads: list[tuple[str, str, int]], statement: str, inner: int = 0) -> None:
     """Render templates/ops/indexed.c.j2: per iteration of `nest`, read each (name, C expression, axis length)
     index, wrapped and clamped, then run `statement` (`inner` times over e when inner > 0)."""
-    ctx.emit("ops/indexed.c.j2", extents=nest.extents, reads=[(n, e, d, d - 1) for n, e, d in reads],
+    ctx.emit("ops/indexed.c.j2", extents=nest.extents, reads=[(n, e, _int64(d), _int64(d - 1)) for n, e, d in reads],
              statement=statement, inner=inner)
+
+
+def _int64(value) -> str:
+    """An index bound as int64_t C: a literal, or a run-time size converted."""
+    return f"(int64_t)({value.c()})" if is_variable(value) else cnames.int_literal(value)

@@ -6,10 +6,10 @@ Rendered by templates/ops/cum_sum.c.j2.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
-
+from .. import cexpr
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register_family
@@ -32,6 +32,7 @@ TABLE = {
 
 def _make(op_type: str, row: Row) -> type[Op]:
     class CumulativeOp(Op):
+        variable_extents = True  # its loops run over run-time extents (a position id is a running count)
         attrs = {"exclusive": 0, "reverse": 0}
 
         def infer(self, node: Node):
@@ -53,15 +54,14 @@ def _make(op_type: str, row: Row) -> type[Op]:
             rank = len(x.shape)
             axis = normalize_axis(axes[0], rank, node) if rank else 0
             shape = x.shape or (1,)
-            n = int(shape[axis])
-            outer = int(np.prod(shape[:axis], dtype=np.int64))
-            inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+            n = shape[axis]
+            outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
             reverse, exclusive = bool(node.attrs["reverse"]), bool(node.attrs["exclusive"])
-            first_at = f"{(n - 1) * inner}u + i" if reverse and n > 1 else "i"
+            first_at = f"{cexpr.literal((n - 1) * inner)} + i" if reverse and not cexpr.is_one(n) else "i"
             ctx.emit("ops/cum_sum.c.j2", x=ctx.ptr(x), y=ctx.ptr(y), ctype=ctx.c_type(x), outer=outer, n=n,
                      inner=inner, block=n * inner, first_at=first_at, combine=row.combine, exclusive=exclusive,
                      identity=fill_literal(row.identity, x.dtype),
-                     r=f"{n - 1}u - s" if reverse else "s", prev="r + 1u" if reverse else "r - 1u",
+                     r=f"{cexpr.literal(n - 1)} - s" if reverse else "s", prev="r + 1u" if reverse else "r - 1u",
                      direction="from the end" if reverse else "from the start")
 
     CumulativeOp.op_type = op_type

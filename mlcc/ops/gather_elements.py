@@ -14,6 +14,7 @@ from ._indexing import Nest, add, emit_indexed, scaled, strides
 @register
 class GatherElements(Op):
     op_type = "GatherElements"
+    variable_extents = True  # a loop nest over run-time extents (ops/_indexing.py)
     attrs = {"axis": 0}
     float16_native = True  # moves bits only
 
@@ -35,5 +36,5 @@ class GatherElements(Op):
         at = nest.index(strides(indices))
         data_strides = strides(data)
         src = add(nest.index(data_strides, skip=axis), scaled("k", data_strides[axis]))
-        emit_indexed(ctx, nest, [("k", f"{ctx.ptr(indices)}[{at}]", int(data.shape[axis]))],
+        emit_indexed(ctx, nest, [("k", f"{ctx.ptr(indices)}[{at}]", data.shape[axis])],
                      f"{ctx.ptr(out)}[{at}] = {ctx.ptr(data)}[{src}];")

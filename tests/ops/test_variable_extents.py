@@ -129,11 +129,28 @@ def test_range_in_a_shape_and_two_variables(target, tmp_path):
     assert report["outputs"][0]["dims"] == ["M", "N"] and report["outputs"][0]["shape"] == [8, 9]
 
 
+@pytest.mark.parametrize("reverse", [0, 1])
+def test_cumsum_along_the_varying_axis(reverse, target, tmp_path):
+    """RoBERTa's position ids: a running count of the mask along the sequence."""
+    m = model([helper.make_node("CumSum", ["x", "axis"], ["y"], reverse=reverse)], {"x": (F, [2, "S", 3])}, ["y"],
+              {"axis": np.array(1, np.int64)})
+    check_sizes(m, lambda s: {"x": floats(2, s, 3)}, SIZES, target, tmp_path, dims=DIMS)
+
+
+def test_gather_elements_by_run_time_indices(target, tmp_path):
+    nodes = [helper.make_node("Cast", ["ids"], ["k"], to=TensorProto.INT64),
+             helper.make_node("GatherElements", ["table", "k"], ["g"], axis=1),
+             helper.make_node("Cast", ["g"], ["y"], to=TensorProto.FLOAT)]
+    m = model(nodes, {"ids": (F, [2, "S"])}, ["y"], {"table": np.arange(60, dtype=np.int64).reshape(2, 30) * 3})
+    check_sizes(m, lambda s: {"ids": np.arange(2 * s, dtype=np.float32).reshape(2, s) % 31 - 2}, SIZES, target, tmp_path,
+                dims=DIMS)
+
+
 def test_an_op_without_run_time_extents_is_refused_naming_op_and_dim(tmp_path):
-    m = model([helper.make_node("CumSum", ["x", "axis"], ["y"])], {"x": (F, [2, "S"])}, ["y"], {"axis": np.array(1, np.int64)})
+    m = model([helper.make_node("Hardmax", ["x"], ["y"], axis=-1)], {"x": (F, [2, "S"])}, ["y"])
     path = tmp_path / "m.onnx"
     onnx.save(m, str(path))
-    with pytest.raises(UnsupportedError, match=r"CumSum cannot take a run-time extent yet: dim 1 of 'x' is S \(S in 1\.\.24\)"):
+    with pytest.raises(UnsupportedError, match=r"Hardmax cannot take a run-time extent yet: dim 1 of 'x' is S \(S in 1\.\.24\)"):
         compile_model(path, BuildOptions(dims=DIMS, compile=False))
 
 
