@@ -5,10 +5,12 @@ take (1-D and 2-D convolutions get leading extents of 1).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..cexpr import is_variable
 from ..errors import UnsupportedError
 from ..ir import Node
 from ._spatial import spatial_ints
@@ -43,11 +45,16 @@ class ConvGeometry:
 
     @property
     def in_size(self) -> int:
-        return int(np.prod(self.inp))
+        return math.prod(self.inp)  # a run-time size (cexpr.Sym) where the spatial extent varies
 
     @property
     def out_size(self) -> int:
-        return int(np.prod(self.out))
+        return math.prod(self.out)
+
+    @property
+    def run_time(self) -> bool:
+        """Some extent is known only at run time: the geometry struct is filled on each run."""
+        return any(is_variable(d) for d in [*self.inp, *self.out])
 
 
 def check_operands(node: Node, weight_channel_axis: int) -> tuple[int, list[int]]:
@@ -95,7 +102,7 @@ def conv_geometry(node: Node) -> ConvGeometry:
         out = [(i + b + e - s_) // s + 1 for i, b, e, s_, s in zip(inp, pads[:n], pads[n:], span, stride)]
     else:
         raise UnsupportedError(f"auto_pad={mode!r}", node.where())
-    if min(out) < 1 or min(stride) < 1 or min(dilation) < 1 or min(begin) < 0:
+    if any(o < 1 for o in out) or min(stride) < 1 or min(dilation) < 1 or min(begin) < 0:
         raise UnsupportedError(f"Conv of {x.type_str()} with {w.type_str()} has no valid output", node.where())
     return ConvGeometry(inp, out, kernel, stride, dilation, begin)
 
@@ -130,7 +137,7 @@ def conv_transpose_geometry(node: Node) -> ConvGeometry:
         out = [f - b - e for f, b, e in zip(full, pads[:n], pads[n:])]
     else:
         raise UnsupportedError(f"auto_pad={mode!r}", node.where())
-    if min(out) < 1 or min(stride) < 1 or min(dilation) < 1 or min(begin) < 0:
+    if any(o < 1 for o in out) or min(stride) < 1 or min(dilation) < 1 or min(begin) < 0:
         raise UnsupportedError(f"ConvTranspose of {x.type_str()} has no valid output", node.where())
     # the adjoint forward convolution reads the ConvTranspose output (`out`) and produces its input (`src`)
     return ConvGeometry(out, src, kernel, stride, dilation, begin)

@@ -59,6 +59,7 @@ def _offset(*terms: tuple[str | int, int]) -> str | None:
 @register
 class Conv(Op):
     op_type = "Conv"
+    variable_extents = True  # channels-last: spatial sizes in a geometry filled at run time (stride 1 keeps them affine)
     vector_families = ("f32-gemm", "f32-conv", "f32-dwconv", "f32-winograd")
     quantized_form = "conv"
     attrs = dict(CONV_ATTRS)
@@ -208,7 +209,7 @@ class Conv(Op):
         epilogue = node_epilogue(node, self.epilogue_input, out_channels, 1, pixels * out_channels)
         ctx.use_kernels("f32-conv")
         n = cexpr.index("n", images)
-        values = dict(fields=geo.fields(), x=ctx.ptr(x), y=ctx.ptr(y), images=images, n=n, channels=channels,
+        values = dict(fields=geo.fields(), run_time=geo.run_time, x=ctx.ptr(x), y=ctx.ptr(y), images=images, n=n, channels=channels,
                       bias=ctx.ptr(bias) if bias is not None else "NULL", epilogue=None,
                       x_image=channels * geo.in_size, y_image=out_channels * pixels)
         y_pitch = output_row_pitch(ctx.graph, y) or out_channels
@@ -268,7 +269,8 @@ class Conv(Op):
                 values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("group", groups), group_out)))
             ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, parallel=ctx.parallel(), **values)
             return
-        chunk = min(pixels, max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
+        # chunks for the largest image (the last chunk of each is clipped at run time)
+        chunk = min(cexpr.bound(pixels), max(tile.mr, scratch_budget(ctx.target) // (4 * k) // tile.mr * tile.mr))
         stage = _residual_stage(node, ctx, epilogue, chunk) if staged else None
         if stage is not None:
             values["epilogue"] = dict(epilogue.fields(ctx), residual=stage["rows"])

@@ -209,3 +209,16 @@ console.log(JSON.stringify({{ y: Array.from(y), again: Array.from(again), shape:
     assert result["shape"] == [1, 5, 3] and result["refused"] == "RangeError: mm: S is 25, outside its range 2..24"
     (tmp_path / "node").mkdir()
     check_sizes(m, lambda s: {"x": floats(1, s, 4)}, [2, 9], "wasm32@node", tmp_path / "node", dims={"S": (2, 24)})
+
+
+@pytest.mark.parametrize("group", [1, 3])
+def test_convolutions_over_run_time_height_and_width(group, target, tmp_path):
+    """A fully convolutional stack (stride 1, padded: the spatial sizes stay H and W), channels-last on the
+    targets that choose it: the geometry is filled on each run, im2col chunks are cut for the largest image."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[2, 2, 2, 2], dilations=[2, 2], group=group),
+             helper.make_node("Add", ["c2", "r1"], ["y"])]
+    m = model(nodes, {"x": (F, [1, 3, "H", "W"])}, ["y"],
+              {"w1": floats(6, 3, 3, 3), "b1": floats(6), "w2": floats(6, 6 // group, 3, 3, seed=7)})
+    check_sizes(m, lambda s: {"x": floats(1, 3, *s)}, [(5, 5), (7, 16), (16, 9), (16, 16)], target, tmp_path,
+                rtol=1e-4, atol=1e-4, dims={"H": (5, 16), "W": (5, 16)})
