@@ -188,18 +188,23 @@ def _rewrite(m: Rewriter, softmax: Node) -> int | None:
         masks.append(None if mask is None else View(mask, 0, dims4, strides))
 
     operands = [_Operand(m, v) for v in (mm1.inputs[0], mm1.inputs[1], mm2.inputs[1])]
-    out_chain = _output_chain(m, y_logical)
+    y_view, out_chain = _output_view(y_logical, _output_chain(m, y_logical))
     members = {id(n) for n in core}
-    while True:  # the chains' nodes join the group while nothing else reads their outputs
-        group = members | {id(n) for o in operands for n in o.chain} | {id(n) for n in out_chain}
-        if not any(o.cut_at(m, group) for o in operands):
+    while True:
+        while True:  # the chains' nodes join the group while nothing else reads their outputs
+            group = members | {id(n) for o in operands for n in o.chain} | {id(n) for n in out_chain}
+            if not any(o.cut_at(m, group) for o in operands):
+                break
+        lengths = [len(o.chain) for o in operands]
+        views_and_factors = [o.view() for o in operands]
+        # view() drops the steps below one it cannot express; they stay in the graph and read what another
+        # operand's chain may have taken (q, k and v sliced from one packed tensor): cut again until stable
+        if lengths == [len(o.chain) for o in operands]:
             break
     views = []
-    for o in operands:
-        view, factor = o.view()
+    for view, factor in views_and_factors:
         views.append(view)
         scale *= factor
-    y_view, out_chain = _output_view(y_logical, out_chain)
     q = _pad4(views[0], bool(mm1.attrs.get("_trans_a", 0)))
     kt = _pad4(views[1], bool(mm1.attrs.get("_trans_b", 0)))
     v = _pad4(views[2], bool(mm2.attrs.get("_trans_b", 0)))

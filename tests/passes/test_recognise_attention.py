@@ -176,3 +176,29 @@ def test_numerics_unchanged(target, tmp_path):
     feeds["d_drop"][:, 0] = False
     report = check_model(onnx_model, feeds, target, tmp_path, rtol=1e-4, atol=1e-5)
     assert report["ops"] == {"FusedAttention": 4}
+
+
+def packed_qkv_with_a_reshaped_key(batch=2, seq=4, heads=2, dim=4):
+    """q, k and v sliced from one packed [3, batch, heads, seq, dim] tensor (timm's MobileViT through the dynamo
+    exporter); K^T made by Reshape/Transpose/Reshape over its slice, which cannot be read through strides."""
+    nodes = [N("Reshape", ["x", "c_pack"], ["x5"]), N("Transpose", ["x5"], ["packed"], perm=[2, 0, 3, 1, 4]),
+             N("Slice", ["packed", "c_0", "c_1", "c_0"], ["q5"]), N("Squeeze", ["q5", "c_0"], ["q"]),
+             N("Slice", ["packed", "c_1", "c_2", "c_0"], ["k5"]), N("Reshape", ["k5", "c_bh"], ["k3"]),
+             N("Transpose", ["k3"], ["kt3"], perm=[0, 2, 1]), N("Reshape", ["kt3", "c_kt"], ["kt"]),
+             N("Slice", ["packed", "c_2", "c_3", "c_0"], ["v5"]), N("Squeeze", ["v5", "c_0"], ["v"]),
+             N("Mul", ["q", "c_qrtd"], ["qs"]), N("Mul", ["kt", "c_qrtd"], ["ks"]), N("MatMul", ["qs", "ks"], ["s"]),
+             N("Softmax", ["s"], ["p"], axis=-1), N("MatMul", ["p", "v"], ["y"])]
+    consts = [c("c_pack", [batch, seq, 3, heads, dim], np.int64), c("c_bh", [batch * heads, seq, dim], np.int64),
+              c("c_kt", [batch, heads, dim, seq], np.int64), c("c_qrtd", dim ** -0.25),
+              *(c(f"c_{i}", [i], np.int64) for i in range(4))]
+    return make(nodes, [helper.make_tensor_value_info("x", F, [batch, seq, 3 * heads * dim])],
+                [helper.make_tensor_value_info("y", F, [batch, heads, seq, dim])], consts, opset=17)
+
+
+def test_an_operand_cut_back_to_its_own_view_keeps_the_packed_tensor_the_others_share(target, tmp_path):
+    graph = imported(packed_qkv_with_a_reshaped_key())
+    run_pass(graph, "recognise_attention")
+    graph.verify()  # K's Slice still reads the packed Transpose: it must not be absorbed into Q's or V's view
+    onnx_model = packed_qkv_with_a_reshaped_key()
+    report = check_model(onnx_model, {"x": rand(2, 4, 24, seed=3).astype(np.float32)}, target, tmp_path)
+    assert report["ops"]["FusedAttention"] == 1
