@@ -54,4 +54,7 @@ python -c 'import sklearn, skl2onnx' 2>/dev/null || pip install --quiet --disabl
 # transformers for the Hugging Face sweep's CI subset (tests/models/test_hf_sweep.py); it leaves the CPU torch alone
 python -c 'import transformers' 2>/dev/null || pip install --quiet --disable-pip-version-check -e '.[hf]'
 
+# Not installed here: the vision sweep's export venv (torchvision needs torch 2.14.1, 5.6 GB; see the README's
+# Status). tests/models/test_vision_sweep.py checks the sweep's code on a torch-only model instead.
+
 python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"

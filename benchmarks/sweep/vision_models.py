@@ -248,8 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text("# torchvision and timm sweep\n\n`python -m benchmarks.sweep.vision_models "
-                                 f"--markdown {args.markdown}`\n\n{text}\n## The models\n\n{cases_table(cases)}\n")
+        command = " ".join(["python -m benchmarks.sweep.vision_models", *(argv if argv is not None else sys.argv[1:])])
+        args.markdown.write_text(f"# torchvision and timm sweep\n\n`{command}`\n\n{text}\n## The models\n\n"
+                                 f"{cases_table(cases)}\n")
     return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
 
 
