@@ -113,6 +113,9 @@ int main(void) {
 #if defined(__wasm_simd128__)
         {"nchw wasmsimd", mlcc_qs8_gemm_nchw__wasmsimd},
 #endif
+#if defined(__ARM_NEON)
+        {"nchw neon", mlcc_qs8_gemm_nchw__neon},
+#endif
         {"nchw reference", mlcc_qs8_gemm_nchw__reference},
     };
     static uint8_t x[MAX_K * 80], ywant[9 * 64], ygot[9 * 64];

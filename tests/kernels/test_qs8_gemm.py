@@ -20,8 +20,8 @@ HARNESS = Path(__file__).with_name("qs8_gemm_edges.c")
 @pytest.mark.parametrize("target_name,variants,nchw_variants", [("x86_64", 1, 1), ("x86_64-avx512", 1, 1),
                                                                 ("x86_64-avx512-vnni", 1, 2),
                                                                 ("wasm32", 1, 1), ("wasm32-relaxed", 2, 1), ("x86_64-baseline", 0, 0),
-                                                                ("aarch64", 1, 0), ("aarch64-dotprod", 2, 0),
-                                                                ("armv7", 1, 0), ("riscv64", 1, 0),
+                                                                ("aarch64", 1, 1), ("aarch64-dotprod", 2, 1),
+                                                                ("armv7", 1, 1), ("riscv64", 1, 0),
                                                                 ("riscv64-scalar", 0, 0), ("cortex-m4", 1, 0),
                                                                 ("cortex-m55", 2, 0)])
 def test_variants_match_reference(target_name, variants, nchw_variants, tmp_path):

@@ -75,6 +75,9 @@ void mlcc_qs8_gemm_nchw__avx512vnni(size_t n, size_t pixels, size_t k, const int
 void mlcc_qs8_gemm_nchw__wasmsimd(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
                                   const uint8_t *x, size_t x_stride, uint8_t x_flip,
                                   uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_gemm_nchw__neon(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
+                              const uint8_t *x, size_t x_stride, uint8_t x_flip,
+                              uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
 void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
                               const uint8_t *x, size_t x_stride, uint8_t x_flip,
                               uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
