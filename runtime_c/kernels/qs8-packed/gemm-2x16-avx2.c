@@ -1,5 +1,5 @@
-/* qs8-packed GEMM for AVX2 (see qs8-packed.h): tiles of 2 rows x one 16-column panel. A row's 4 bytes of k are
- * sign-extended to 16 bits and broadcast; 16 bytes of the panel (4 columns x 4 k) are sign-extended and
+/* qs8-packed GEMM for AVX2 (see qs8-packed.h): tiles of 2 rows x one 16-column panel. Each pair of rows is
+ * sign-extended to 16 bits once (for every panel), and a row's 4 values of k are broadcast from there; 16 bytes of the panel (4 columns x 4 k) are sign-extended and
  * multiplied with vpmaddwd, which sums pairs of exact 16-bit products into 32 bits (no saturation, unlike
  * vpmaddubsw); each column's two pair sums are added at the end (vphaddd). Requantization is vectorised
  * across columns with each lane's multiplier and shift (qs8-gemm.h's 2^62 trick for the arithmetic shift).
@@ -11,6 +11,7 @@
 #include "mlcc/kernels/qs8-packed.h"
 
 #define MR 2
+#define MAX_QUADS 1024  /* k up to 4096: two rows widened, 16 KiB of stack; more takes the reference */
 
 static inline __m256i requantize8(__m256i acc, const int32_t *multiplier, const int32_t *shift) {
     const __m256i mult = _mm256_loadu_si256((const __m256i *)multiplier);
@@ -27,52 +28,69 @@ static inline __m256i requantize8(__m256i acc, const int32_t *multiplier, const 
     return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
-/* a row's quad q as four sign-extended 16-bit values, in every 64-bit lane */
-static inline __m256i row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
+/* bytes 4q .. 4q + 3 of a row, zero past k (they meet the panel's zero padding) */
+static inline uint32_t quad_bytes(const uint8_t *row, size_t q, size_t k) {
     uint32_t bytes = 0;
-    if (4 * q + 4 <= k) {
-        memcpy(&bytes, row + 4 * q, 4);
-    } else {  /* past k meets the panel's zero padding */
-        for (size_t p = 4 * q; p < k; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
+    for (size_t p = 4 * q; p < k && p < 4 * q + 4; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
+    return bytes;
+}
+
+/* A row's k bytes as sign-extended 16-bit values, quad by quad (16 bytes at a time, the last quad padded
+ * with zeros), once per row for every panel */
+static void widen_row(const uint8_t *row, size_t k, uint8_t a_flip, int64_t *wide) {
+    const __m128i flip = _mm_set1_epi8((char)a_flip);
+    size_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        _mm256_storeu_si256((__m256i *)(wide + p / 4), _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(row + p)), flip)));
     }
-    return _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128((int)(bytes ^ flip))));
+    for (size_t q = p / 4; 4 * q < k; ++q) {
+        _mm_storel_epi64((__m128i *)(wide + q), _mm_cvtepi8_epi16(_mm_cvtsi32_si128((int)(quad_bytes(row, q, k) ^ (a_flip * 0x01010101u)))));
+    }
 }
 
 void mlcc_qs8_packed_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                 const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    for (size_t j = 0; j < n; ++j) {
-        if (rq->shift[j] < 31) {
-            mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
-            return;
-        }
-    }
     const size_t panel = mlcc_qs8_packed_panel_bytes(k), quads = (k + 3) / 4;
-    const uint32_t flip = a_flip * 0x01010101u;
+    bool small_shift = false;
+    for (size_t j = 0; j < n; ++j) small_shift |= rq->shift[j] < 31;
+    if (small_shift || quads > MAX_QUADS) {
+        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
+        return;
+    }
     const __m256i zero_point = _mm256_set1_epi32(rq->y_zero);
     const __m256i low = _mm256_set1_epi32(rq->y_min), high = _mm256_set1_epi32(rq->y_max);
     const bool signed_out = rq->y_min < 0;
-    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
-        const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
-        int32_t bias[16] = {0}, multiplier[16], shift[16];  /* the panel's columns, padded past n */
-        for (size_t q = 0; q < 16; ++q) {
-            bias[q] = q < nr ? rq->bias[j + q] : 0;
-            multiplier[q] = q < nr ? rq->multiplier[j + q] : 1 << 30;
-            shift[q] = q < nr ? rq->shift[j + q] : 31;
-        }
-        for (size_t i = 0; i < m; i += MR) {
-            const uint8_t *r0 = a + i * lda, *r1 = i + 1 < m ? r0 + lda : r0;
+    int64_t wide[MR][MAX_QUADS];
+    /* the last panel's columns, padded past n (full panels read rq's arrays in place) */
+    const size_t last = n - (n - 1) % MLCC_QS8_PACKED_NR - 1;
+    int32_t tail_bias[16], tail_multiplier[16], tail_shift[16];
+    for (size_t q = 0; q < 16; ++q) {
+        tail_bias[q] = last + q < n ? rq->bias[last + q] : 0;
+        tail_multiplier[q] = last + q < n ? rq->multiplier[last + q] : 1 << 30;
+        tail_shift[q] = last + q < n ? rq->shift[last + q] : 31;
+    }
+    for (size_t i = 0; i < m; i += MR) {
+        const size_t mr = MLCC_MIN(MR, m - i);
+        widen_row(a + i * lda, k, a_flip, wide[0]);
+        if (mr > 1) widen_row(a + (i + 1) * lda, k, a_flip, wide[1]);
+        else for (size_t q = 0; q < quads; ++q) wide[1][q] = wide[0][q];
+        for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+            const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
+            const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
+            const int32_t *bias = nr == 16 ? rq->bias + j : tail_bias;
+            const int32_t *multiplier = nr == 16 ? rq->multiplier + j : tail_multiplier;
+            const int32_t *shift = nr == 16 ? rq->shift + j : tail_shift;
             __m256i acc[MR][4];
             for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
             for (size_t q = 0; q < quads; ++q) {
-                const __m256i x0 = row_quad(r0, q, k, flip), x1 = row_quad(r1, q, k, flip);
+                const __m256i x0 = _mm256_set1_epi64x(wide[0][q]), x1 = _mm256_set1_epi64x(wide[1][q]);
                 for (size_t t = 0; t < 4; ++t) {
                     const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
                     acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
                     acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
                 }
             }
-            for (size_t r = 0; r < MR && i + r < m; ++r) {
+            for (size_t r = 0; r < mr; ++r) {
                 /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
                 __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
                 __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
