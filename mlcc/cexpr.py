@@ -21,6 +21,45 @@ class VariableExtentError(ShapeError):
     range does not settle, or a conversion to a plain integer): the op cannot take that extent yet."""
 
 
+class _Quotient:
+    """floor(numerator / divisor) of a run-time size that is never negative: an atom of a Sym's monomials,
+    written `((d_w + 1u) / 2u)` in C (size_t division floors)."""
+
+    __slots__ = ("numerator", "divisor")
+
+    def __init__(self, numerator: "Sym", divisor: int):
+        self.numerator, self.divisor = numerator, divisor
+
+    def key(self) -> str:
+        return f"({self.numerator.text()})//{self.divisor}"
+
+    def __eq__(self, other):
+        return isinstance(other, _Quotient) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
+
+
+def _atom_key(atom) -> str:
+    return atom if isinstance(atom, str) else atom.key()
+
+
+def _atom_at(atom, sizes: dict[str, int]) -> int:
+    return sizes[atom] if isinstance(atom, str) else atom.numerator.at(sizes) // atom.divisor
+
+
+def _atom_c(atom) -> str:
+    return dim_name(atom) if isinstance(atom, str) else f"(({atom.numerator.c()}) / {literal(atom.divisor)})"
+
+
+def _atom_symbols(atom) -> set[str]:
+    return {atom} if isinstance(atom, str) else set(atom.numerator.symbols)
+
+
+def _ordered(terms: dict) -> list:
+    return sorted(terms.items(), key=lambda t: (-len(t[0]), tuple(_atom_key(a) for a in t[0])))
+
+
 class Sym:
     """A whole number known at run time: a polynomial in the model's variable dimensions (each a C variable
     of type size_t within a range), with integer coefficients. Arithmetic with ints and other Syms stays
@@ -80,26 +119,29 @@ class Sym:
             return other
         terms: dict[tuple[str, ...], int] = {}
         for (m1, c1), (m2, c2) in itertools.product(self.terms.items(), other.terms.items()):
-            m = tuple(sorted(m1 + m2))
+            m = tuple(sorted(m1 + m2, key=_atom_key))
             terms[m] = terms.get(m, 0) + c1 * c2
         return Sym.of(Sym(terms, {**self.ranges, **other.ranges}))
 
     __rmul__ = __mul__
 
     def __floordiv__(self, other):
-        """Exact division only (every coefficient a multiple of the divisor): `64 * S // 64` is S."""
+        """`64 * S // 64` is S; an inexact division by a positive number of a size never negative is a
+        quotient atom (a strided convolution's output size)."""
         if isinstance(other, int) and other and all(c % other == 0 for c in self.terms.values()):
             return Sym.of(Sym({m: c // other for m, c in self.terms.items()}, self.ranges))
-        raise VariableExtentError(f"{self.c()} divided by {other} is not exact at every size")
+        if isinstance(other, int) and not isinstance(other, bool) and other > 0 and self.bounds()[0] >= 0:
+            return Sym({(_Quotient(self, other),): 1}, self.ranges)
+        raise VariableExtentError(f"{self.c()} divided by {other} is not a floor division of a size")
 
     def __mod__(self, other):
         if isinstance(other, int) and other and all(c % other == 0 for c in self.terms.values()):
             return 0
-        raise VariableExtentError(f"{self.c()} modulo {other} depends on the run-time size")
+        return self - other * (self // other)
 
     # --- what the ranges settle ---------------------------------------------------------------------------
     def at(self, sizes: dict[str, int]) -> int:
-        return sum(c * math.prod(sizes[s] for s in m) for m, c in self.terms.items())
+        return sum(c * math.prod(_atom_at(a, sizes) for a in m) for m, c in self.terms.items())
 
     def bounds(self) -> tuple[int, int]:
         """Least and greatest value over the ranges (at their corners: every term is monotone in each size)."""
@@ -143,7 +185,7 @@ class Sym:
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self):
-        return hash(tuple(sorted(self.terms.items())))
+        return hash(frozenset(self.terms.items()))
 
     def __bool__(self):
         return self != 0
@@ -164,16 +206,16 @@ class Sym:
     def text(self) -> str:
         """Plain text with the variables' own names (`64*seq`), for reports and comments."""
         parts = []
-        for m, c in sorted(self.terms.items(), key=lambda t: (-len(t[0]), t[0])):
-            body = "*".join(([str(abs(c))] if abs(c) != 1 or not m else []) + list(m))
+        for m, c in _ordered(self.terms):
+            body = "*".join(([str(abs(c))] if abs(c) != 1 or not m else []) + [_atom_key(a) for a in m])
             parts.append(("-" if c < 0 else "+") + body)
         return "".join(parts).lstrip("+")
 
     def c(self) -> str:
         """C text: `d_seq * 64u + 1u`, terms by degree then name, constants last."""
         parts = []
-        for m, c in sorted(self.terms.items(), key=lambda t: (-len(t[0]), t[0])):
-            factors = [dim_name(s) for s in m]
+        for m, c in _ordered(self.terms):
+            factors = [_atom_c(a) for a in m]
             if not factors:
                 parts.append((c, None))
                 continue
@@ -186,7 +228,7 @@ class Sym:
 
     @property
     def symbols(self) -> list[str]:
-        return sorted({s for m in self.terms for s in m})
+        return sorted({s for m in self.terms for a in m for s in _atom_symbols(a)})
 
 
 def dim_name(symbol: str) -> str:

@@ -3,7 +3,7 @@ inside `--shape x=1,3,32..640,32..640`).
 
 The frontend and the passes work on static shapes, so the graph is built and optimised at sample sizes: every
 variable at its maximum (the graph that is planned and lowered), at the corners one below the maximum, and at
-two check points (all minimums, or 2 where a minimum is 1; all midpoints). The graphs must agree node for node; every dimension, every
+two check points spread over the ranges (a different size for each variable). The graphs must agree node for node; every dimension, every
 integer attribute and every element of a folded integer constant that differs between them is fitted as a
 polynomial in the variables (affine in each: multilinear), which the check points must confirm. The fit is
 stored on the maximum's graph as `Value.extents` and `Node.variable_attrs` (cexpr.Sym entries) and lowering
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from .cexpr import Sym
-from .errors import ShapeError, UsageError
+from .cexpr import Sym, same
+from .errors import MlccError, ShapeError, UsageError
 from .ir import Graph, Node, Value
 
 
@@ -92,8 +92,12 @@ def samples(variables: list[Variable]) -> list[dict[str, int]]:
     """The sizes to build at: the maximum first, the corners one below it, then the check points."""
     corners = [dict(zip([v.name for v in variables], c))
                for c in itertools.product(*[(v.high, v.high - 1) for v in variables])]
-    # a size of 1 is no check: strides of a one-element axis are arbitrary, and passes drop such axes
-    checks = [{v.name: max(v.low, 2) for v in variables}, {v.name: (v.low + v.high) // 2 for v in variables}]
+    # a size of 1 is no check: strides of a one-element axis are arbitrary, and passes drop such axes; each
+    # variable gets its own value at a check point, so sizes computed from different variables never agree
+    n = len(variables)
+    spread = lambda v, k, at: min(v.high, max(v.low, 2, v.low + (v.high - v.low) * at // (2 * n + 1) + k))
+    checks = [{v.name: spread(v, k, 2 * k + 1) for k, v in enumerate(variables)},
+              {v.name: spread(v, 1, 2 * k + 2) for k, v in enumerate(variables)}]
     points = []
     for p in [*corners, *checks]:
         if p not in points:
@@ -178,32 +182,37 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     value_lists = [[*g.inputs, *g.outputs, *(v for n in nodes for v in _values(n))] for g, nodes in zip(graphs, node_lists)]
     by_name = [{v.name: v for v in values} for values in value_lists[corners:]]
     seen: dict[int, Value] = {}
+    pending: dict[int, tuple] = {}
     found = {"variable_values": 0, "variable_attrs": 0, "prefix_constants": 0}
-    for same in zip(*value_lists[:corners]):
-        value = same[0]
+    for alike in zip(*value_lists[:corners]):
+        value = alike[0]
         if id(value) in seen:
             continue
         seen[id(value)] = value
         checks = [named.get(value.name) for named in by_name]
-        present = [p for p, v in zip(points, [*same, *checks]) if v is not None]
-        same = (*same, *(v for v in checks if v is not None))
-        ranks = {len(v.shape) for v in same}
+        present = [p for p, v in zip(points, [*alike, *checks]) if v is not None]
+        alike = (*alike, *(v for v in checks if v is not None))
+        ranks = {len(v.shape) for v in alike}
         if len(ranks) != 1:
-            raise ShapeError(f"tensor {value.name!r} changes rank with the size ({_describe(present, [v.shape for v in same])})")
-        extents = []
-        for axis in range(len(value.shape)):
-            observed = [int(v.shape[axis]) for v in same]
-            fitted = fitter.fit(observed, present)
-            if fitted is None:
-                raise ShapeError(f"dim {axis} of tensor {value.name!r} is not a multilinear function of "
-                                 f"{', '.join(v.name for v in variables)} ({_describe(present, observed)}); "
-                                 "build it at fixed sizes")
-            extents.append(fitted)
+            raise ShapeError(f"tensor {value.name!r} changes rank with the size ({_describe(present, [v.shape for v in alike])})")
+        extents = [fitter.fit([int(v.shape[axis]) for v in alike], present) for axis in range(len(value.shape))]
+        if any(e is None for e in extents):  # not multilinear: its producer may say (below)
+            pending[id(value)] = (value, [tuple(int(d) for d in v.shape) for v in alike], present)
+            continue
         if any(isinstance(e, Sym) for e in extents):
             value.extents = tuple(extents)
             found["variable_values"] += 1
         if value.is_const:
-            found["prefix_constants"] += _check_constant(value, same, fitter, present)
+            found["prefix_constants"] += _check_constant(value, alike, fitter, present)
+
+    for node in node_lists[0]:
+        for value in node.outputs:
+            if id(value) in pending:
+                value.extents = _inferred(node, *pending.pop(id(value)), variables)
+                found["variable_values"] += 1
+    for value, shapes, present in pending.values():  # no producer: a graph input or a constant
+        raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
+                         f"{', '.join(v.name for v in variables)} ({_describe(present, shapes)}); build it at fixed sizes")
 
     check_nodes = [{n.name: n for n in nodes} for nodes in node_lists[corners:]]
     for nodes in zip(*node_lists[:corners]):
@@ -222,6 +231,57 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
             node.variable_attrs[key] = fitted
             found["variable_attrs"] += 1
     return found
+
+
+def _inferred(node: Node, value: Value, shapes: list[tuple], points: list[dict], variables) -> tuple:
+    """The extents of `value` (an output of `node`) that the fit could not find: the op's own shape
+    inference over its inputs' run-time extents (a strided convolution: a floor division), else each dim
+    equal to one of an input's dims or a product of adjacent ones (an elementwise op after it, a Flatten), in
+    both cases confirmed at every sample."""
+    from . import ops
+
+    def agrees(dim, axis: int) -> bool:
+        return all((dim.at(p) if isinstance(dim, Sym) else dim) == shape[axis] for p, shape in zip(points, shapes))
+
+    op = ops.lookup(node.op_type, node.domain)
+    inputs = [v for v in node.inputs if v is not None]
+    saved = [v.shape for v in inputs]
+    inferred = None
+    try:
+        for v in inputs:
+            v.shape = v.extents if v.extents is not None else v.shape
+        result = op.infer(node) if op is not None else None
+        index = next(i for i, out in enumerate(node.outputs) if out is value)
+        if result is not None and len(result[index][1]) == len(shapes[0]):
+            inferred = tuple(result[index][1])
+    except (MlccError, TypeError, ValueError, StopIteration):
+        inferred = None
+    finally:
+        for v, shape in zip(inputs, saved):
+            v.shape = shape
+    if inferred is not None and all(agrees(d, axis) for axis, d in enumerate(inferred)):
+        return inferred
+    rank = len(shapes[0])
+    extents = []
+    for axis in range(rank):
+        # the same axis of an input of the output's rank first (an elementwise op), then any dim or product
+        # of adjacent dims (a Transpose, a Flatten), which must be the only size that fits
+        aligned = [v.extents[axis] for v in inputs if v.extents is not None and len(v.extents) == rank]
+        found = next((d for d in aligned if agrees(d, axis)), None)
+        if found is None:
+            fitting = []
+            for v in inputs:
+                dims = list(v.extents if v.extents is not None else v.shape)
+                for d in dims + [a * b for a, b in zip(dims, dims[1:])]:
+                    if agrees(d, axis) and not any(same(d, f) for f in fitting):
+                        fitting.append(d)
+            found = fitting[0] if len(fitting) == 1 else None
+        if found is None:
+            raise ShapeError(f"dim {axis} of tensor {value.name!r} is not a multilinear function of "
+                             f"{', '.join(v.name for v in variables)} nor a size its op computes "
+                             f"({_describe(points, [s[axis] for s in shapes])}); build it at fixed sizes", node.where())
+        extents.append(found)
+    return tuple(extents)
 
 
 def _same(a, b) -> bool:

@@ -105,16 +105,45 @@ def _ranges_text(report: dict) -> str:
 
 
 def evaluate(dim, sizes: dict[str, int]) -> int:
-    """A report's dim: a number, or the text of a polynomial in the run-time sizes (`64*seq+1`)."""
+    """A report's dim: a number, or the text of an expression of the run-time sizes (`64*seq+1`,
+    `(W-1)//2+1`: whole numbers, names, + - * //, parentheses)."""
     if isinstance(dim, int):
         return dim
-    total = 0
-    for sign, term in re.findall(r"([+-]?)([^+-]+)", dim):
-        value = 1
-        for factor in term.split("*"):
-            value *= int(factor) if factor.isdigit() else sizes[factor]
-        total += -value if sign == "-" else value
-    return total
+    tokens = re.findall(r"\d+|[A-Za-z_][A-Za-z0-9_]*|//|[-+*()]", dim)
+    at = 0
+
+    def factor() -> int:
+        nonlocal at
+        token = tokens[at]
+        at += 1
+        if token == "(":
+            value = expression()
+            at += 1  # ")"
+            return value
+        return int(token) if token.isdigit() else sizes[token]
+
+    def term() -> int:
+        nonlocal at
+        value = factor()
+        while at < len(tokens) and tokens[at] in ("*", "//"):
+            op = tokens[at]
+            at += 1
+            value = value * factor() if op == "*" else value // factor()
+        return value
+
+    def expression() -> int:
+        nonlocal at
+        sign = 1
+        if tokens[at] == "-":
+            sign, at = -1, at + 1
+        value = sign * term()
+        while at < len(tokens) and tokens[at] in "+-":
+            op = tokens[at]
+            at += 1
+            value = value + term() if op == "+" else value - term()
+        return value
+
+    return expression()
 
 
 def shape_at(spec: dict, sizes: dict[str, int]) -> tuple[int, ...]:

@@ -222,3 +222,19 @@ def test_convolutions_over_run_time_height_and_width(group, target, tmp_path):
               {"w1": floats(6, 3, 3, 3), "b1": floats(6), "w2": floats(6, 6 // group, 3, 3, seed=7)})
     check_sizes(m, lambda s: {"x": floats(1, 3, *s)}, [(5, 5), (7, 16), (16, 9), (16, 16)], target, tmp_path,
                 rtol=1e-4, atol=1e-4, dims={"H": (5, 16), "W": (5, 16)})
+
+
+def test_strided_convolution_sizes_are_floor_divisions(target, tmp_path):
+    """A stride-2 layer's output is (H - 1) // 2 + 1: Conv's own shape inference over the run-time sizes
+    (mlcc/extents.py), written as size_t division in the geometry and in the output shapes."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], pads=[1, 1, 1, 1])]
+    m = model(nodes, {"x": (F, [1, 3, "H", "W"])}, ["y"], {"w1": floats(8, 3, 3, 3), "w2": floats(4, 8, 3, 3, seed=8)})
+    report = check_sizes(m, lambda s: {"x": floats(1, 3, *s)}, [(9, 9), (10, 17), (24, 13), (24, 24)], target, tmp_path,
+                         rtol=1e-4, atol=1e-4, dims={"H": (9, 24), "W": (9, 24)})
+    assert report["outputs"][0]["dims"] == [1, 4, "(H-1)//2+1", "(W-1)//2+1"]
+    if target == "wasm32" and shutil.which("node"):  # the ES module computes the same shapes in JavaScript
+        (tmp_path / "node").mkdir()
+        check_sizes(m, lambda s: {"x": floats(1, 3, *s)}, [(10, 17)], "wasm32@node", tmp_path / "node",
+                    rtol=1e-4, atol=1e-4, dims={"H": (9, 24), "W": (9, 24)})
