@@ -80,19 +80,22 @@ def mlcc_build(model_path: Path, target: str, out: Path) -> dict:
         return failure(exc)
 
 
-def mlcc_latency(built: dict, feeds: dict, expected: dict | None, budget: float, most: int) -> dict:
-    """mlcc bench on a built folder, after one untimed run that checks the outputs against onnxruntime."""
+def mlcc_latency(built: dict, feeds: dict, expected: dict | None, budget: float, most: int, threads: int = 1) -> dict:
+    """mlcc bench on a built folder, after one untimed run that checks the outputs against onnxruntime;
+    threads > 1: NAME_run_parallel on the runtime's pool."""
     if "error" in built:
         return {"error": f"build failed: {built['error'][:200]}"}
     try:
-        model = runners.load(built["folder"])
+        model = runners.load(built["folder"], threads=threads)
         started = time.perf_counter()
         got = model.run(feeds)
         first = time.perf_counter() - started
         check = _check(got, expected)
+        if threads != 1:
+            model.close()  # its pool's workers: bench starts its own
         del model
         warmup, repeat = repeats_for(first, budget, most)
-        result = mlcc_bench.bench(built["folder"], warmup, repeat)
+        result = mlcc_bench.bench(built["folder"], warmup, repeat, threads=threads)
         cpu = {"cpu_median_ms": result["cpu_median_ms"]} if "cpu_median_ms" in result else {}
         return {"median_ms": result["median_ms"], "p90_ms": result["p90_ms"], "runs": repeat,
                 "overhead_ms": result["overhead_ms"], "clock": result["clock"], **cpu, **check}
@@ -113,16 +116,17 @@ def _check(got: dict, expected: dict | None) -> dict:
     return {"check": "ok" if ok else "MISMATCH", "max_abs_err": worst}
 
 
-def ort_session(model_path: Path, profile_prefix: str | None = None):
-    """onnxruntime as the suite measures it: one thread, sequential, every graph optimisation; with
-    profile_prefix, also its per-node profiler (files named after the prefix, written by end_profiling)."""
+def ort_session(model_path: Path, profile_prefix: str | None = None, threads: int = 1):
+    """onnxruntime as the suite measures it: one thread (or `threads` intra-op threads), sequential, every
+    graph optimisation; with profile_prefix, also its per-node profiler (files named after the prefix,
+    written by end_profiling)."""
     import onnxruntime as ort
 
     model = onnx.load(str(model_path), load_external_data=False)
     if model.ir_version > ORT_MAX_IR_VERSION:  # onnx's helpers stamp the newest IR; onnxruntime may lag
         model.ir_version = ORT_MAX_IR_VERSION
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3  # errors only
@@ -135,10 +139,11 @@ def ort_session(model_path: Path, profile_prefix: str | None = None):
     return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
 
 
-def ort_latency(model_path: Path, feeds: dict, budget: float, most: int) -> tuple[dict, dict | None]:
-    """onnxruntime, one thread, all graph optimisations: (timing, outputs) with each session.run timed."""
+def ort_latency(model_path: Path, feeds: dict, budget: float, most: int, threads: int = 1) -> tuple[dict, dict | None]:
+    """onnxruntime, one thread (or `threads` intra-op threads), all graph optimisations: (timing, outputs)
+    with each session.run timed."""
     try:
-        session = ort_session(model_path)
+        session = ort_session(model_path, threads=threads)
         names = [o.name for o in session.get_outputs()]
         started = time.perf_counter()
         outputs = dict(zip(names, session.run(names, feeds)))

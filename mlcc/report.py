@@ -45,7 +45,8 @@ def build_report(compiled, sources, artifacts: dict[str, str], out_dir: Path, se
                                     [f"{compiled.name}_run", f"{compiled.name}_run_v"])
     for kind, s in sizes.items():
         s.update(memory_totals(kind, s, memory.arena_bytes, stack.bytes if stack else None))
-    steps = [step_info(s.node) for s in compiled.program.steps]
+    # parallel: the step's kernels cut it into tasks for NAME_run_parallel
+    steps = [{**step_info(s.node), "parallel": s.parallel} for s in compiled.program.steps]
     flops = model_flops(graph)
     report = {
         "mlcc_version": __version__,

@@ -15,8 +15,8 @@
  * pthreads pool, mlcc/threadpool.h). parallel_for(ctx, task, args, n) must call task(args, i) once for every
  * i < n, on any of its threads and in any order, and return when all n calls have returned; the calling
  * thread may run some of them. Tasks never call parallel_for themselves, take no locks and do not
- * allocate. max_threads: how many tasks may run at once (a step is cut into at most that many); 0 or 1,
- * or a NULL parallel_for, runs everything on the calling thread. */
+ * allocate. max_threads: how many threads run tasks at once (a large step is cut into a few tasks per
+ * thread); 0 or 1, or a NULL parallel_for, runs everything on the calling thread. */
 typedef struct mlcc_parallel {
     void (*parallel_for)(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n);
     void *ctx;
@@ -31,14 +31,25 @@ typedef struct mlcc_parallel {
 #define MLCC_PARALLEL_MIN_WORK 200000.0f
 #endif
 
+/* Tasks per thread a large step is cut into: a thread that the OS preempts while it holds a task delays the
+ * step by that task only, the others' threads taking the rest. */
+#ifndef MLCC_PARALLEL_TASKS_PER_THREAD
+#define MLCC_PARALLEL_TASKS_PER_THREAD 4u
+#endif
+
 /* How many tasks to cut `units` independent units of `work` multiply-adds into: 1 (run inline) without a
- * parallel-for, on one thread, or for small work; else up to the threads, never more than the units. */
+ * parallel-for, on one thread, or for small work; else up to MLCC_PARALLEL_TASKS_PER_THREAD per thread,
+ * each at least MLCC_PARALLEL_MIN_WORK / 2, never more than the units. */
 static inline size_t mlcc_parallel_tasks(const mlcc_parallel *parallel, size_t units, float work)
 {
     if (parallel == NULL || parallel->parallel_for == NULL || parallel->max_threads < 2u
         || work < MLCC_PARALLEL_MIN_WORK)
         return 1u;
-    return units < parallel->max_threads ? (units == 0 ? 1u : units) : (size_t)parallel->max_threads;
+    size_t tasks = (size_t)parallel->max_threads * MLCC_PARALLEL_TASKS_PER_THREAD;
+    const float most = work / (0.5f * MLCC_PARALLEL_MIN_WORK);
+    if ((float)tasks > most) tasks = (size_t)most;
+    if (tasks < parallel->max_threads) tasks = parallel->max_threads;
+    return units < tasks ? (units == 0 ? 1u : units) : tasks;
 }
 
 /* Units [begin, end) of task i of `tasks` over `units`: consecutive, each within one unit of the others. */

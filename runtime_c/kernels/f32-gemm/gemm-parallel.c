@@ -45,8 +45,8 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
                             const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t mr = config->mr, nr = config->nr;
-    const size_t threads = mlcc_parallel_tasks(parallel, (size_t)-1, (float)m * (float)n * (float)k);
-    if (threads < 2 || k == 0) {
+    const size_t tasks = mlcc_parallel_tasks(parallel, (size_t)-1, (float)m * (float)n * (float)k);
+    if (tasks < 2 || k == 0) {
         mlcc_f32_gemm(config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta, epilogue);
         return;
     }
@@ -57,10 +57,10 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
         /* row kernels over panels of B; a single row takes them ROW_PANELS at a time and a tail of five as
          * three and two, so its ranges are whole groups, the last with the tail (never a lone panel) */
         g.col_unit = (m == 1 ? MLCC_F32_GEMM_ROW_PANELS : 1u) * nr;
-    } else if (row_tiles >= 4 * threads || row_tiles >= panels) {
-        /* tall: ranges of row tiles, each reading all of B; whole mc blocks where there are plenty */
+    } else if (row_tiles >= 2 * tasks || row_tiles >= panels) {
+        /* tall: ranges of row tiles, each reading all of B; whole mc blocks where every task gets one */
         const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
-        g.row_unit = row_tiles >= 8 * threads && mc * 2 * threads <= m ? mc : mr;
+        g.row_unit = mc * tasks <= m ? mc : mr;
         g.units = (m + g.row_unit - 1) / g.row_unit;
     } else {
         g.col_unit = nr;  /* wide: ranges of panels of B, each reading all of A */
@@ -70,5 +70,5 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
         g.cols_tail = n - g.units * g.col_unit;
         if (g.units == 0) g.units = 1, g.cols_tail = 0, g.col_unit = n;
     }
-    mlcc_parallel_ranges(parallel, MLCC_MIN(threads, g.units), g.units, gemm_range, &g);
+    mlcc_parallel_ranges(parallel, MLCC_MIN(tasks, g.units), g.units, gemm_range, &g);
 }

@@ -45,8 +45,8 @@ TRANSFORMER_BLOCK_API int transformer_block_run_v(const void *const *inputs, voi
  * pthreads pool, mlcc/threadpool.h). parallel_for(ctx, task, args, n) must call task(args, i) once for every
  * i < n, on any of its threads and in any order, and return when all n calls have returned; the calling
  * thread may run some of them. Tasks never call parallel_for themselves, take no locks and do not
- * allocate. max_threads: how many tasks may run at once (a step is cut into at most that many); 0 or 1,
- * or a NULL parallel_for, runs everything on the calling thread. */
+ * allocate. max_threads: how many threads run tasks at once (a large step is cut into a few tasks per
+ * thread); 0 or 1, or a NULL parallel_for, runs everything on the calling thread. */
 typedef struct mlcc_parallel {
     void (*parallel_for)(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n);
     void *ctx;

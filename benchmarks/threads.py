@@ -1,0 +1,133 @@
+"""Two threads against one: mlcc's NAME_run_parallel on the runtime's pool and onnxruntime with
+intra_op_num_threads, on the suite's conv nets (issue 23, item 3).
+
+    python -m benchmarks.threads [--models squeezenet,shufflenet,mobilenet_v2,resnet50] [--rounds 3]
+
+Each round times, one after another, mlcc with 1 thread, mlcc with N, onnxruntime with 1 and with N, so
+a slow spell of this shared VM falls on every column; each cell is the median of the rounds' medians (wall
+time: CPU time adds up the threads). The load average is recorded before and after each model: with other
+engineers' jobs on the machine's cores, a second thread finds a core only part of the time, so the 2-thread
+speedups here are lower bounds of what an idle machine gives. Writes benchmarks/results/threads.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+
+from benchmarks import measure
+from benchmarks.models import SUITE
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_MODELS = ["squeezenet", "shufflenet", "mobilenet_v2", "resnet50"]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def run_model(name: str, threads: int, rounds: int, budget: float, work: Path, log) -> dict:
+    from mlcc.cli import random_inputs
+
+    path = work / f"{name}.onnx"
+    model = SUITE[name]()
+    onnx.save(model, str(path))
+    feeds = random_inputs(measure.input_specs(model), seed=0)
+    del model
+    built = measure.mlcc_build(path, "host", work / f"{name}-host")
+    row = {"model": name, "load_before": _load(), "target": built.get("target", "host")}
+    cells: dict[str, list[float]] = {"mlcc1": [], "mlccN": [], "ort1": [], "ortN": []}
+    expected = None
+    for r in range(rounds):
+        log(f"{name}: round {r + 1} of {rounds}")
+        timing, outputs = measure.ort_latency(path, feeds, budget, 200)
+        expected = expected if outputs is None else outputs
+        for key, result in (
+            ("mlcc1", measure.mlcc_latency(built, feeds, expected, budget, 200)),
+            ("mlccN", measure.mlcc_latency(built, feeds, expected, budget, 200, threads=threads)),
+            ("ort1", timing),
+            ("ortN", measure.ort_latency(path, feeds, budget, 200, threads=threads)[0]),
+        ):
+            if "error" in result or result.get("check") == "MISMATCH":
+                row["error"] = f"{key}: {result.get('error', 'outputs differ from onnxruntime')}"
+                return row
+            cells[key].append(result["median_ms"])
+    row.update({key: statistics.median(values) for key, values in cells.items()})
+    # Amdahl's bound from a one-thread profile: the steps NAME_run_parallel splits at most N times faster
+    from mlcc.bench import profile
+
+    steps = profile(built["folder"], 2, 10)
+    report = json.loads((Path(built["folder"]) / "report.json").read_text())
+    split = sum(r["ms"] for r, s in zip(steps["rows"], report["steps"]) if s.get("parallel"))
+    row["split_share"] = split / steps["total_ms"]
+    row["bound"] = 1.0 / (1.0 - row["split_share"] + row["split_share"] / threads)
+    row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
+    row["load_after"] = _load()
+    return row
+
+
+def table(rows: list[dict], threads: int) -> str:
+    lines = [f"| model | mlcc 1 ms | mlcc {threads} ms | mlcc speedup | split share, bound | ORT 1 ms | ORT {threads} ms "
+             f"| ORT speedup | mlcc {threads} / ORT {threads} | load before, after |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['error']} | | | | | | | | |")
+            continue
+        speedup, ort_speedup, ratio = r["mlcc1"] / r["mlccN"], r["ort1"] / r["ortN"], r["mlccN"] / r["ortN"]
+        lines.append(f"| {r['model']} | {r['mlcc1']:.2f} | {r['mlccN']:.2f} | **{speedup:.2f}x** | "
+                     f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x | {r['ort1']:.2f} | {r['ortN']:.2f} | "
+                     f"{ort_speedup:.2f}x | **{ratio:.2f}** | {r['load_before']} / {r['load_after']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
+    parser.add_argument("--work", type=Path, default=Path(".cache/bench-threads"))
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "threads.md")
+    args = parser.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    def log(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    rows = [run_model(name, args.threads, args.rounds, args.budget, args.work, log) for name in args.models.split(",")]
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model_name = next((line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("Model name")), "")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    text = "\n".join([
+        f"# {args.threads} threads against 1 (python -m benchmarks.threads, at {commit})", "",
+        f"{model_name}, {os.cpu_count()} CPUs, {platform.machine()}; mlcc target "
+        f"{rows[0].get('target', 'host')}; wall-time medians of {args.rounds} alternating rounds "
+        "(mlcc 1, mlcc N, ORT 1, ORT N in each). mlcc N is NAME_run_parallel on the runtime's pthreads pool; "
+        f"ORT N is onnxruntime with intra_op_num_threads = {args.threads}. Split share: the part of a one-thread "
+        "run (mlcc bench --profile) in steps NAME_run_parallel cuts into tasks; bound: Amdahl's speedup for it "
+        f"on {args.threads} free cores.", "",
+        table(rows, args.threads), "",
+        *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "
+           "part of the time and each timed column swung with their load between rounds. The speedups above are "
+           "the load's; the bound column (from the split steps' share, an upper bound: steps under "
+           "MLCC_PARALLEL_MIN_WORK still run inline) is what the code allows.", ""]
+          if any(float(r.get(k, "0").split()[0]) > (os.cpu_count() or 1) for r in rows
+                 for k in ("load_before", "load_after")) else []),
+    ])
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
