@@ -6,12 +6,13 @@ the f32-gemm tiles of the target's best ISA (for the algorithms that run a GEMM)
 algorithm to choose (Gemm, MatMul) has the tiles only. The default (what the heuristics pick) comes first.
 Rather than a model per layer, the whole model is built once per candidate rank: build i gives every
 distinct layer its i-th candidate (its default where it has fewer), so a model needs as many builds as its
-most varied layer has candidates (5 for ResNet-50 on AVX-512), and every layer is timed where it runs, with
+most varied layer has candidates (4 for ResNet-50 on AVX-512), and every layer is timed where it runs, with
 the caches the model leaves it. Each build is relinked with the per-step profiler (mlcc bench --profile) and
 all stay loaded in one process; rounds alternate between them, so load on a shared machine falls on all
 alike. A layer's time is the sum over its steps of each step's median; a candidate replaces the default
-only when it is faster by more than `margin` (noise). Last, the tuned build is timed against the default,
-alternating, whole-model medians of the thread's CPU time (steadier than wall time on a shared machine).
+only when it is faster by more than `margin` and faster in more than two thirds of the rounds (noise).
+Last, the tuned build is timed against the default, alternating, whole-model medians of the thread's CPU
+time (steadier than wall time on a shared machine).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .ops import _gemm
 from .pipeline import BuildOptions, build, compile_model
 from .targets import optimized_for, resolve
 
+NOISE = 0.01  # a whole-model ratio closer to 1 than this says nothing on a shared machine
 AB_ROUNDS = 2  # the closing tuned-against-default comparison takes this many times --rounds
 RUNNERS = ("host",)  # the runners whose per-step profiler tune drives in one process (bench.HostProfiled)
 
@@ -142,12 +144,18 @@ def tune(model: str | Path, options: BuildOptions, out: Path | None = None, roun
             for i, p in enumerate(profiled):
                 samples[i].append(p.run(repeat)[1])
         for layer in found:
+            by_round = []  # per candidate: the layer's time in each round
             for rank in range(len(layer.candidates)):
-                steps = reports[rank]["steps"]
-                per_step = np.median(np.concatenate(samples[rank]), axis=0)[:len(steps)] / 1e6
-                layer.ms.append(float(sum(ms for s, ms in zip(steps, per_step) if s["node"] in layer.steps)))
+                mine = np.array([s["node"] in layer.steps for s in reports[rank]["steps"]]
+                                + [False] * (samples[rank][0].shape[1] - len(reports[rank]["steps"])))
+                per_step = np.median(np.concatenate(samples[rank]), axis=0) / 1e6
+                layer.ms.append(float(per_step[mine].sum()))
+                by_round.append([float(np.median(r, axis=0)[mine].sum()) for r in samples[rank]])
             fastest = min(range(len(layer.ms)), key=layer.ms.__getitem__)
-            layer.best = fastest if layer.ms[fastest] < layer.ms[0] * (1 - margin) else 0
+            wins = sum(a < b for a, b in zip(by_round[fastest], by_round[0]))
+            # faster by the margin over all runs, and in more than two thirds of the rounds: not one lucky round
+            if layer.ms[fastest] < layer.ms[0] * (1 - margin) and 3 * wins > 2 * rounds:
+                layer.best = fastest
         entries = [tuning.Entry(target.name, cpu, layer.signature, layer.candidates[layer.best],
                                 {"default": layer.candidates[0], "default_ms": round(layer.ms[0], 4),
                                  "tuned_ms": round(layer.ms[layer.best], 4), "steps": len(layer.steps)})
@@ -185,10 +193,11 @@ def summary(result: dict) -> list[str]:
                  f"({result['builds']} builds, {result['rounds']} rounds x {result['repeat']} runs, margin "
                  f"{result['margin']:.0%}) for {result['target']} on {result['cpu']}")
     if "speedup" in result:
+        verdict = "" if result["speedup"] > 1 + NOISE else f" (within {NOISE:.0%}: no faster than the default here)"
         lines.append(f"whole model, thread CPU time (profiled builds, alternating, medians of "
                      f"{AB_ROUNDS * result['rounds'] * result['repeat']}): "
                      f"default {result['default_ms']:.3f} ms, tuned {result['tuned_ms']:.3f} ms: "
-                     f"{result['speedup']:.3f}x")
+                     f"{result['speedup']:.3f}x{verdict}")
     if result["file"]:
         lines.append(f"wrote {result['file']}: use it with `mlcc build --tuning {result['file']}`")
     return lines
