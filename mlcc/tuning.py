@@ -56,7 +56,8 @@ def cpu_model() -> str:
 
 
 def _dims(shape) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+    """A shape as text; a run-time extent (mlcc/extents.py, while lowering) by its expression."""
+    return "[" + ",".join(d.text() if hasattr(d, "text") else str(int(d)) for d in shape) + "]"
 
 
 def signature(node) -> str:
