@@ -21,9 +21,15 @@ static void patches_of(const struct mlcc_qs8_conv_geometry *g, const uint8_t *xg
                     memset(dst, x_zero, g->kernel_w);
                     continue;
                 }
+                const uint8_t *src = xc + ih * g->in_w;
+                const size_t iw0 = ow * g->stride_w - g->pad_left;  /* wraps left of the image, as ih */
+                if (iw0 < g->in_w && iw0 + (g->kernel_w - 1) * g->dilation_w < g->in_w) {  /* the window is inside */
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw) dst[kw] = src[iw0 + kw * g->dilation_w];
+                    continue;
+                }
                 for (size_t kw = 0; kw < g->kernel_w; ++kw) {
-                    const size_t iw = ow * g->stride_w + kw * g->dilation_w - g->pad_left;
-                    dst[kw] = iw < g->in_w ? xc[ih * g->in_w + iw] : x_zero;
+                    const size_t iw = iw0 + kw * g->dilation_w;
+                    dst[kw] = iw < g->in_w ? src[iw] : x_zero;
                 }
             }
         }
