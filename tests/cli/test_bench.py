@@ -87,6 +87,20 @@ def test_bench_errors(built, tmp_path):
     assert_one_line_error(mlcc("bench", built["host"], "--repeat", "many"), "--repeat")
 
 
+def test_bench_threads(built):
+    """--threads 2 times NAME_run_parallel on the runtime's pthreads pool (the clock line says so); a runner
+    that runs one thread, and 0 threads, are one error line each."""
+    proc = mlcc("bench", built["host"], "--warmup", "1", "--repeat", "5", "--threads", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["threads"] == 2 and "small_run_parallel on the runtime's pool of 2 threads" in result["clock"]
+    assert len(result["times_ms"]) == 5 and min(result["times_ms"]) > 0
+    text = mlcc("bench", built["host"], "--repeat", "3", "--threads", "2")
+    assert text.returncode == 0 and "(host, 2 threads)" in text.stdout and "the process's" in text.stdout
+    assert_one_line_error(mlcc("bench", built["wasm32"], "--threads", "2"), "runs one thread")
+    assert_one_line_error(mlcc("bench", built["host"], "--threads", "0"), "--threads")
+
+
 def test_bench_times_a_cross_target_under_qemu(tmp_path):
     """Linux cross targets are timed by their runner executable under qemu-user; no profile there."""
     model = small_model(tmp_path / "m.onnx")
