@@ -132,6 +132,8 @@ class Sym:
             return Sym.of(Sym({m: c // other for m, c in self.terms.items()}, self.ranges))
         if isinstance(other, int) and not isinstance(other, bool) and other > 0 and self.bounds()[0] >= 0:
             return Sym({(_Quotient(self, other),): 1}, self.ranges)
+        if isinstance(other, int) and not isinstance(other, bool) and other > 0 and self.bounds()[1] <= 0:
+            return -((-self + (other - 1)) // other)  # floor(-x / d) = -ceil(x / d): `-(-x // d)` rounds up
         raise VariableExtentError(f"{self.c()} divided by {other} is not a floor division of a size")
 
     def __mod__(self, other):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import cexpr
+from ..cexpr import is_variable
 from ..errors import ShapeError, UnsupportedError
 from ..ir import Node
 from ._copy import fill_literal
@@ -87,9 +89,10 @@ def geometry(node: Node) -> PoolGeometry:
     lead = KERNEL_DIMS - spatial
 
     def full(values: list[int], fill: int) -> list[int]:
-        return [fill] * lead + [int(v) for v in values]
+        return [fill] * lead + [v if is_variable(v) else int(v) for v in values]
 
-    return PoolGeometry(planes=int(x.shape[0] * x.shape[1]), inp=full(inp, 1), out=full(out, 1),
+    planes = x.shape[0] * x.shape[1]
+    return PoolGeometry(planes=planes if is_variable(planes) else int(planes), inp=full(inp, 1), out=full(out, 1),
                         kernel=full(kernel, 1), stride=full(stride, 1), dilation=full(dilation, 1),
                         pad_begin=full(pad_begin, 0), pad_end=full(pad_end, 0))
 
@@ -108,14 +111,17 @@ def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = No
     calls its _nhwc form, on the SIMD shim."""
     g = geometry(node)
     ctx.use_kernels("f32-pool")
+    # ptrdiff_t members: plain numbers, or run-time sizes converted (the struct is then filled on each run)
+    fields = [(name, [f"(ptrdiff_t)({v.c()})" if is_variable(v) else str(v) for v in values]) for name, values in g.fields()]
+    run_time = any(is_variable(v) for _, values in g.fields() for v in values)
     if is_channels_last(node):
         x = node.inputs[0]
         ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(f"{kernel}_nhwc"),
-                 planes=f"{x.shape[0]}u, {x.shape[-1]}",
-                 fields=g.fields(), count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
+                 planes=f"{cexpr.literal(x.shape[0])}, {cexpr.literal(x.shape[-1])}", run_time=run_time,
+                 fields=fields, count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
         return
-    ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(kernel), planes=g.planes, fields=g.fields(), count_include_pad=count_include_pad,
-             x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
+    ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(kernel), planes=cexpr.literal(g.planes), fields=fields,
+             count_include_pad=count_include_pad, run_time=run_time, x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
 
 
 def _taps_inside(start: int, kernel: int, dilation: int, lo: int, hi: int) -> int:

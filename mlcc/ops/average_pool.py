@@ -14,6 +14,7 @@ from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_type
 @register
 class AveragePool(LayoutAttribute, Op):
     op_type = "AveragePool"
+    variable_extents = True  # the float kernels take a geometry filled on each run (a strided window: floor division)
     vector_families = ("f32-pool",)
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
 

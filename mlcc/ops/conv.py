@@ -246,7 +246,8 @@ class Conv(Op):
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
-        if node.attrs.get("algorithm") == _winograd.ALGORITHM:  # passes/choose_winograd
+        # passes/choose_winograd; its tiles are cut at build time, so run-time sizes take im2col
+        if node.attrs.get("algorithm") == _winograd.ALGORITHM and not geo.run_time:
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
                                                                   (cexpr.index("group", groups), group_out)))

@@ -16,6 +16,7 @@ from ._pool import POOL_ATTRS, geometry, lower_pool, lower_pool_loops, pool_type
 @register
 class MaxPool(LayoutAttribute, Op):
     op_type = "MaxPool"
+    variable_extents = True  # the float kernels take a geometry filled on each run (a strided window: floor division)
     vector_families = ("f32-pool",)
     attrs = {**POOL_ATTRS, "dilations": None, "storage_order": 0}
 

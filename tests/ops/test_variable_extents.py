@@ -238,3 +238,23 @@ def test_strided_convolution_sizes_are_floor_divisions(target, tmp_path):
         (tmp_path / "node").mkdir()
         check_sizes(m, lambda s: {"x": floats(1, 3, *s)}, [(10, 17)], "wasm32@node", tmp_path / "node",
                     rtol=1e-4, atol=1e-4, dims={"H": (9, 24), "W": (9, 24)})
+
+
+def test_crnn_style_recogniser_over_a_run_time_width(target, tmp_path):
+    """A line image of fixed height and run-time width: convolutions and 2x2 max pools (the width becomes a
+    nested floor division), the columns made a sequence (Transpose, Reshape with -1) and classified per
+    column (MatMul, LogSoftmax). One artifact for widths 32..96, five widths."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Transpose", ["p2"], ["t"], perm=[0, 3, 1, 2]),
+             helper.make_node("Reshape", ["t", "shape"], ["columns"]),
+             helper.make_node("MatMul", ["columns", "wc"], ["logits"]),
+             helper.make_node("LogSoftmax", ["logits"], ["y"], axis=-1)]
+    m = model(nodes, {"x": (F, [1, 1, 16, "W"])}, ["y"],
+              {"w1": floats(4, 1, 3, 3), "b1": floats(4), "w2": floats(8, 4, 3, 3, seed=9), "b2": floats(8, seed=9),
+               "shape": np.array([1, -1, 32], np.int64), "wc": floats(32, 7)})
+    report = check_sizes(m, lambda w: {"x": floats(1, 1, 16, w)}, [32, 33, 47, 70, 96], target, tmp_path,
+                         rtol=1e-4, atol=1e-4, dims={"W": (32, 96)})
+    assert report["outputs"][0]["shape"] == [1, 24, 7] and report["outputs"][0]["shape_min"] == [1, 8, 7]
