@@ -142,6 +142,7 @@ def tune(model: str | Path, options: BuildOptions, out: Path | None = None, roun
             p.run(1)  # warm up
         for _ in range(rounds):  # alternate: each round times every build in turn
             for i, p in enumerate(profiled):
+                p.run(1)  # untimed: the build before it left the caches holding its own weights
                 samples[i].append(p.run(repeat)[1])
         for layer in found:
             by_round = []  # per candidate: the layer's time in each round
@@ -166,6 +167,7 @@ def tune(model: str | Path, options: BuildOptions, out: Path | None = None, roun
             default_ms, tuned_ms = [], []
             for _ in range(AB_ROUNDS * rounds):  # thread CPU time: what other load changes least
                 for runs, p in ((default_ms, profiled[0]), (tuned_ms, tuned)):
+                    p.run(1)
                     runs.extend(p.run(repeat)[2] / 1e6)
     if out is not None:
         tuning.write(out, entries, keep)
