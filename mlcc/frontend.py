@@ -371,7 +371,8 @@ def _input_type(info: onnx.ValueInfoProto, overrides: ShapeOverrides) -> tuple[n
         elif d.HasField("dim_param") and d.dim_param in overrides.dims:
             shape.append(overrides.dims[d.dim_param])
         elif d.HasField("dim_param") and d.dim_param:
-            raise ShapeError(f"dim {axis} is symbolic ({d.dim_param!r}); give --dim {d.dim_param}=N or --shape {info.name}=...", where)
+            raise ShapeError(f"dim {axis} is symbolic ({d.dim_param!r}); give --dim {d.dim_param}=N (or {d.dim_param}=MIN..MAX "
+                             f"to set it at run time) or --shape {info.name}=...", where)
         else:
             raise ShapeError(f"dim {axis} is unknown; give --shape {info.name}=D0,D1,...", where)
     return dtype, tuple(shape)
