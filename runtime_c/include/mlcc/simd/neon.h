@@ -6,7 +6,12 @@
 
 typedef float32x4_t mlcc_f32v;
 #define MLCC_F32V_LANES 4u
-#define MLCC_F32V_REGISTERS 32u  /* v0-v31: what a kernel may hold in registers at once */
+/* what a kernel may hold in registers at once: v0-v31 on AArch64, q0-q15 on Armv7 */
+#if defined(__aarch64__)
+#define MLCC_F32V_REGISTERS 32u
+#else
+#define MLCC_F32V_REGISTERS 16u
+#endif
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p) { return vld1q_f32(p); }
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { vst1q_f32(p, v); }

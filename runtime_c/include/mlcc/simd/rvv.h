@@ -6,7 +6,7 @@
 
 typedef float mlcc_f32v __attribute__((vector_size(32), aligned(4)));
 #define MLCC_F32V_LANES 8u
-#define MLCC_F32V_REGISTERS 32u  /* v0-v31: what a kernel may hold in registers at once */
+#define MLCC_F32V_REGISTERS 16u  /* v0-v31 as 16 pairs: 8 floats take two registers at the baseline VLEN of 128 */
 
 static inline mlcc_f32v mlcc_f32v_load(const float *p)
 {
