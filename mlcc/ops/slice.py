@@ -5,6 +5,7 @@ out-of-range values clamp, negative steps walk backwards), so `slice.indices(dim
 
 from __future__ import annotations
 
+from ..cexpr import VariableExtentError, is_variable
 from ..errors import ShapeError
 from ..ir import Node
 from . import Op, register
@@ -32,6 +33,7 @@ class Slice(Op):
     op_type = "Slice"
     attrs = {"starts": None, "ends": None, "axes": None}  # attributes before opset 10
     view_of_input = True
+    variable_extents = True  # counts from the output's run-time extents (see _run_time_walk)
 
     def params(self, node: Node) -> tuple[list[int], list[int], list[int] | None, list[int] | None]:
         if node.opset < 10:
@@ -56,6 +58,24 @@ class Slice(Op):
             first[a], stop, step[a] = slice(start, end, st).indices(x.shape[a])
             count[a] = len(range(first[a], stop, step[a]))
         return first, step, count
+
+    def _run_time_walk(self, node: Node) -> tuple[list, list[int], list]:
+        """walk() where sizes vary (mlcc/extents.py): the counts are the output's run-time extents; the starts
+        and steps must not depend on the size (no start from the end, no backward step, no start that is
+        shape arithmetic), so the first index read is the same at every size."""
+        x, out = node.inputs[0], node.outputs[0]
+        starts, _, axes, steps = self.params(node)
+        axes = list(range(len(starts))) if axes is None else axes
+        steps = [1] * len(starts) if steps is None else steps
+        varying_starts = node.opset >= 10 and node.input(1) is not None and node.input(1).variable_data is not None
+        if varying_starts or any(s < 0 for s in starts) or any(s <= 0 for s in steps):
+            raise VariableExtentError("its starts count from the end, step backwards or change with the size")
+        rank = len(x.shape)
+        first, step = [0] * rank, [1] * rank
+        for axis, start, st in zip(axes, starts, steps):
+            a = normalize_axis(axis, rank, node)
+            first[a], step[a] = start, st
+        return first, step, list(out.shape)
 
     def view_offsets(self, node: Node) -> list[int] | None:
         """The output is one contiguous range of the input when the axes before some axis keep one index,
@@ -91,7 +111,10 @@ class Slice(Op):
 
     def lower(self, node: Node, ctx) -> None:
         x = node.inputs[0]
-        first, step, count = self.walk(node)
+        if any(is_variable(d) for d in [*x.shape, *node.outputs[0].shape]):
+            first, step, count = self._run_time_walk(node)
+        else:
+            first, step, count = self.walk(node)
         strides = contiguous_strides(x.shape)
         region = Region(count, contiguous_strides(count), [s * k for s, k in zip(step, strides)],
                         src_offset=sum(f * k for f, k in zip(first, strides)))

@@ -24,9 +24,10 @@ arena buffer (spanning the lifetimes of everything linked under it), a graph inp
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .. import ops
+from .. import cexpr, ops
 from ..errors import MlccError
 from ..ir import Graph, Value
 from ..lower import Step
@@ -41,6 +42,15 @@ class Link:
     #             "placed" (written where parent will be: parent is computed over it, or is its view),
     #             "strided" (its rows written `pitch` bytes apart into parent, a channels-last Concat)
     pitch: int = 0  # bytes from one row to the next in parent ("strided"); 0: contiguous
+
+
+def _view_at_every_size(x: Value, outputs: list[Value]) -> bool:
+    """A view decided at the maximum holds at every run-time size only when each output is all of x's
+    elements (a Reshape): a Slice or Split of a varying tensor is a different range at another size."""
+    if x.extents is None and all(y.extents is None for y in outputs):
+        return True
+    whole = math.prod(x.extents if x.extents is not None else x.shape)
+    return all(cexpr.same(math.prod(y.extents if y.extents is not None else y.shape), whole) for y in outputs if y.name)
 
 
 class Sharing:
@@ -128,7 +138,7 @@ class Sharing:
         if not op.view_of_input or x is None or x.is_const:
             return
         offsets = op.view_offsets(step.node)
-        if offsets is None:
+        if offsets is None or not _view_at_every_size(x, step.node.outputs):
             return
         plan = []
         for y, offset in zip(step.node.outputs, offsets):

@@ -258,3 +258,16 @@ def test_crnn_style_recogniser_over_a_run_time_width(target, tmp_path):
     report = check_sizes(m, lambda w: {"x": floats(1, 1, 16, w)}, [32, 33, 47, 70, 96], target, tmp_path,
                          rtol=1e-4, atol=1e-4, dims={"W": (32, 96)})
     assert report["outputs"][0]["shape"] == [1, 24, 7] and report["outputs"][0]["shape_min"] == [1, 8, 7]
+
+
+def test_slices_of_a_varying_axis_are_copies(target, tmp_path):
+    """x[:, 1:] * x[:, :-1]: at the maximum the first slice would be a view 4 bytes in and the second a view at
+    0, neither the same range at another size, so both run as copies whose counts are S - 1."""
+    big = np.iinfo(np.int64).max
+    nodes = [helper.make_node("Slice", ["x", "one", "end", "axis"], ["tail"]),
+             helper.make_node("Slice", ["x", "zero", "minus_one", "axis"], ["head"]),
+             helper.make_node("Mul", ["tail", "head"], ["y"])]
+    m = model(nodes, {"x": (F, [2, "S"])}, ["y"],
+              {"one": np.array([1], np.int64), "end": np.array([big], np.int64), "axis": np.array([1], np.int64),
+               "zero": np.array([0], np.int64), "minus_one": np.array([-1], np.int64)})
+    check_sizes(m, lambda s: {"x": floats(2, s)}, [2, 7, 24], target, tmp_path, dims={"S": (2, 24)})
