@@ -92,7 +92,8 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] if isinstance(exc, MlccError) else f"{type(exc).__name__}: {text}"[:300]
 
 
-def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work: Path) -> list[Result]:
+def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work: Path,
+             keep: bool = True) -> list[Result]:
     """Builds one cached export for each target, runs it, compares with onnxruntime; one Result per target."""
     import json
 
@@ -108,12 +109,16 @@ def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work:
             r.status, r.reason = "export failed", meta["reason"]
         return results
     feeds = {"input": np.load(exports / f"{case.name}.npz")["input"]}
-    return check_export(exports / f"{case.name}-{exporter}.onnx", feeds, results, work)
+    return check_export(exports / f"{case.name}-{exporter}.onnx", feeds, results, work, keep)
 
 
-def check_export(path: Path, feeds: dict[str, np.ndarray], results: list[Result], work: Path) -> list[Result]:
+def check_export(path: Path, feeds: dict[str, np.ndarray], results: list[Result], work: Path,
+                 keep: bool = True) -> list[Result]:
     """Builds the ONNX file at `path` for each result's target, runs it on `feeds` and compares with
-    onnxruntime, filling in the results."""
+    onnxruntime, filling in the results; without `keep` each build folder goes once checked (the whole
+    sweep's builds take about 10 GB)."""
+    import shutil
+
     import onnx
 
     from mlcc import runners
@@ -134,15 +139,18 @@ def check_export(path: Path, feeds: dict[str, np.ndarray], results: list[Result]
     for r in results:
         r.ops = ops
         start = time.perf_counter()
+        out_dir = work / f"{r.name}-{r.exporter}-{r.target}"
         try:
-            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{r.name}-{r.exporter}-{r.target}",
-                                                  dims=dims))
+            build(path, BuildOptions(target=r.target, out_dir=out_dir, dims=dims))
             r.build_seconds = time.perf_counter() - start
             got = runners.load(out_dir).run(feeds)
         except Exception as exc:
             r.build_seconds = r.build_seconds or time.perf_counter() - start
             r.status, r.reason = "build failed", _one_line(exc)
             continue
+        finally:
+            if not keep:
+                shutil.rmtree(out_dir, ignore_errors=True)
         worst, largest, bad = 0.0, 0.0, []
         for name in names:
             magnitude = float(np.max(np.abs(expected[name]))) if expected[name].size else 0.0
@@ -183,13 +191,13 @@ def select(only: list[str] | None = None) -> list[Case]:
 
 
 def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, exports: Path = EXPORTS,
-          progress=None) -> list[Result]:
+          progress=None, keep: bool = True) -> list[Result]:
     results = []
     for case in cases:
         wanted = [t for t in targets if t == "host" or case.wasm]
         for exporter in exporters:
             try:
-                got = run_case(case, exporter, wanted, exports, work)
+                got = run_case(case, exporter, wanted, exports, work, keep)
             except Exception:  # a bug in the sweep itself: keep going, say where
                 got = [Result(case.name, exporter, t, status="sweep error",
                               reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
@@ -242,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         results = sweep(cases, exporters, targets, work, args.exports,
-                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+                        progress=lambda line: print(line, file=sys.stderr, flush=True), keep=args.work is not None)
     text = (f"{table(results)}\n\n{summary(results)}\n\nExported with {_export_versions(args.exports, cases, exporters)}"
             f" (a separate venv); checked with {_versions()}\n")
     print(text)
