@@ -183,6 +183,7 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     by_name = [{v.name: v for v in values} for values in value_lists[corners:]]
     seen: dict[int, Value] = {}
     pending: dict[int, tuple] = {}
+    corner_constants: list[Value] = []
     found = {"variable_values": 0, "variable_attrs": 0, "prefix_constants": 0}
     for alike in zip(*value_lists[:corners]):
         value = alike[0]
@@ -203,7 +204,9 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
             value.extents = tuple(extents)
             found["variable_values"] += 1
         if value.is_const:
-            found["prefix_constants"] += _check_constant(value, alike, fitter, present)
+            kind = _check_constant(value, alike, fitter, present)
+            found["prefix_constants"] += kind == 1
+            corner_constants += [value] if kind == 2 else []
 
     for node in node_lists[0]:
         for value in node.outputs:
@@ -214,6 +217,8 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
         raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
                          f"{', '.join(v.name for v in variables)} ({_describe(present, shapes)}); build it at fixed sizes")
 
+    _corner_copies(graphs[0], corner_constants)
+    found["corner_constants"] = len(corner_constants)
     check_nodes = [{n.name: n for n in nodes} for nodes in node_lists[corners:]]
     for nodes in zip(*node_lists[:corners]):
         node = nodes[0]
@@ -317,7 +322,8 @@ def _fit_attr(observed: list, fitter: _Fitter, points: list[dict[str, int]]):
 def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, points) -> int:
     """A constant whose data changes with the size: integers of a fixed shape are shape arithmetic (each
     element fitted; `Value.variable_data`); a varying shape must be a prefix of the maximum's data (stored
-    once, read as far as the size reaches). Returns 1 for a prefix constant."""
+    once, read as far as the size reaches), or else its leading corner (a causal mask: copied out at run time,
+    see _corner_copies). Returns 1 for a prefix constant, 2 for a corner one."""
     datas = [np.ascontiguousarray(v.data) for v in same]
     if all(d.shape == datas[0].shape and np.array_equal(d, datas[0]) for d in datas):
         return 0
@@ -330,9 +336,25 @@ def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, poin
     whole = datas[0].reshape(-1)
     if all(d.size <= whole.size and np.array_equal(whole[:d.size], d.reshape(-1)) for d in datas):
         return 1
+    largest = datas[0]
+    if all(d.ndim == largest.ndim and np.array_equal(largest[tuple(slice(0, n) for n in d.shape)], d) for d in datas):
+        return 2
     raise ShapeError(f"constant {value.name!r}, folded at build time, changes with the size in a way one stored "
                      f"tensor cannot serve (shapes {_describe(points, [d.shape for d in datas])}); build it at "
                      "fixed sizes")
+
+
+def _corner_copies(graph: Graph, values: list[Value]) -> None:
+    """Each constant whose value at a size is the leading corner of the maximum's (a causal mask [seq, seq])
+    becomes a run-time tensor: a Slice at the graph's start copies that corner out of the stored maximum."""
+    for value in values:
+        largest = Value(f"{value.name}_largest", value.dtype, tuple(value.shape), value.data)
+        rank = len(value.shape)
+        ints = lambda name, data: Value(f"{value.name}_{name}", np.dtype(np.int64), (rank,), np.array(data, np.int64))
+        value.data = None
+        graph.nodes.insert(0, Node("Slice", f"{value.name}_corner",
+                                   [largest, ints("starts", [0] * rank), ints("ends", list(value.shape)),
+                                    ints("axes", list(range(rank)))], [value], opset=13))
 
 
 def at_max(value: Value) -> tuple:

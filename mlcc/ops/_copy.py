@@ -176,10 +176,10 @@ def slabs(shape, axis: int, sizes: list[int]) -> list[tuple[int, int, int, int]]
     """(outer, size * inner, whole * inner, offset * inner) for consecutive pieces along `axis`."""
     outer = 1
     for d in shape[:axis]:
-        outer *= int(d)
+        outer *= d if is_variable(d) else int(d)
     inner = 1
     for d in shape[axis + 1:]:
-        inner *= int(d)
+        inner *= d if is_variable(d) else int(d)
     whole, offset, result = sum(sizes), 0, []
     for size in sizes:
         result.append((outer, size * inner, whole * inner, offset * inner))

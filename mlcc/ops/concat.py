@@ -58,6 +58,7 @@ def output_row_pitch(graph: Graph, value: Value) -> int | None:
 @register
 class Concat(Op):
     op_type = "Concat"
+    variable_extents = True  # slabs of run-time extents, copied (the planner writes no input in place then)
     attrs = {"axis": REQUIRED}
     gathers_inputs = True
 

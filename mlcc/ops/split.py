@@ -15,6 +15,7 @@ from ._copy import Region, const_ints, emit_regions, normalize_axis, slabs
 @register
 class Split(Op):
     op_type = "Split"
+    variable_extents = True  # slabs of run-time extents (a varying piece's offset is refused by the planner)
     attrs = {"axis": 0, "split": None, "num_outputs": None}
     view_of_input = True
 

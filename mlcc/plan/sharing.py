@@ -116,6 +116,8 @@ class Sharing:
         out = step.node.outputs[0]
         if not op.gathers_inputs or out.nbytes == 0 or out.is_const:
             return
+        if any(v is not None and v.extents is not None for v in [out, *step.node.inputs]):
+            return  # the inputs' ranges in the output are placed at the maximum: they move at other sizes
         offsets, kind, pitch = op.input_offsets(step.node), "concat", 0
         parts = step.node.inputs
         if id(out) in self.channel_slices:

@@ -271,3 +271,21 @@ def test_slices_of_a_varying_axis_are_copies(target, tmp_path):
               {"one": np.array([1], np.int64), "end": np.array([big], np.int64), "axis": np.array([1], np.int64),
                "zero": np.array([0], np.int64), "minus_one": np.array([-1], np.int64)})
     check_sizes(m, lambda s: {"x": floats(2, s)}, [2, 7, 24], target, tmp_path, dims={"S": (2, 24)})
+
+
+def test_causal_mask_folded_to_a_corner_and_concat_split_of_varying_tensors(target, tmp_path):
+    """GPT-2's causal mask: a stored [24, 24] table sliced to [S, S] by shape arithmetic folds, at each size,
+    to the maximum's leading corner (not a prefix), which the build copies out at run time; then a Concat of
+    two varying tensors and a Split of the result into equal halves, both along a varying axis, run as copies."""
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Gather", ["shape", "zero"], ["s"], axis=0),
+             helper.make_node("Concat", ["s", "s"], ["ends"], axis=0),
+             helper.make_node("Slice", ["table", "zeros", "ends"], ["mask"]),
+             helper.make_node("Add", ["x", "mask"], ["scores"]),
+             helper.make_node("Concat", ["scores", "x"], ["both"], axis=0),
+             helper.make_node("Split", ["both"], ["left", "right"], axis=0),
+             helper.make_node("Mul", ["left", "right"], ["y"])]
+    m = model(nodes, {"x": (F, ["S", "S"])}, ["y"],
+              {"table": np.tril(np.ones((24, 24), np.float32)) * 2 - 1, "zero": np.array([0], np.int64),
+               "zeros": np.array([0, 0], np.int64)})
+    check_sizes(m, lambda s: {"x": floats(s, s)}, [2, 9, 24], target, tmp_path, dims={"S": (2, 24)})
