@@ -91,7 +91,8 @@ class Op:
     row_pitch_output: ClassVar[bool] = False  # may write its output's rows at a longer pitch: see writes_row_pitch
     # for passes/lower_quantized_islands: "quantize" / "dequantize" for QuantizeLinear / DequantizeLinear;
     # the integer form a float op takes between them ("conv", "matmul", "gemm"; "qlinear_conv" for QLinearConv
-    # itself), else None
+    # itself; "monotonic" for an op whose outputs are its input's values picked by order, as MaxPool: it runs
+    # on the 8-bit values themselves, since dequantization is increasing), else None
     quantization: ClassVar[str | None] = None
     quantized_form: ClassVar[str | None] = None
     # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape

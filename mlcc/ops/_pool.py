@@ -138,6 +138,18 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
     floating = x.dtype.kind == "f"
     if kind != "max" and not floating:
         raise UnsupportedError(f"{node.op_type} on {x.dtype.name}", node.where())
+    if is_channels_last(node):  # an 8-bit MaxPool in an int8 channels-last region (ops/max_pool)
+        if kind != "max" or len(node.outputs) > 1:
+            raise UnsupportedError(f"channels-last {node.op_type} loops without a kernel", node.where())
+        dims = [dict(out=g.out[d], kernel=g.kernel[d], stride=g.stride[d], dilation=g.dilation[d],
+                     pad=g.pad_begin[d], extent=g.inp[d]) for d in range(lead, KERNEL_DIMS)]
+        strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
+        offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(strides))
+        init = fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype)
+        ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=x.shape[-1], in_plane=int(np.prod(g.inp)),
+                 out_plane=int(np.prod(g.out)), dims=dims, offset=offset, ctype=ctype, init=init,
+                 x=ctx.ptr(x), y=ctx.ptr(y))
+        return
     in_strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
     spatial = g.inp[lead:]
     # Indices count within a plane in row-major order, or column-major (the first spatial dim fastest)

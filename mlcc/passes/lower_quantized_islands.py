@@ -7,7 +7,9 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
   at build time; fixed-point requantization (ops/_qs8 says why); ReLU / Clip as the output's clamp bounds
   (Q is monotonic, so Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly);
 - two activations (attention's products): QLinearMatMul;
-- a QOperator QLinearConv with the same kind of weights: QuantizedConv too.
+- a QOperator QLinearConv with the same kind of weights: QuantizedConv too;
+- an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool), with
+  the same scale and zero point on both sides: the op itself on the 8-bit tensor (exact).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
@@ -252,6 +254,25 @@ def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
     return Node(QLinearMatMul.op_type, node.name, inputs, [q.outputs[0]], {}, QLinearMatMul.domain, 21)
 
 
+def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(x; s, z) -> op -> Q(s, z), for an op whose outputs are input values picked by order (MaxPool): the
+    op on x itself, exactly (dequantization is increasing and Q(DQ(q)) = q)."""
+    x = _dequantized(m, node.inputs[0])
+    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+        return "input not dequantized 8-bit per tensor"
+    if any(m.is_read(v) for v in node.outputs[1:]):
+        return "its indices are read"
+    q = m.sole_reader(node.outputs[0])
+    y = _Quant(q, "quantize") if q is not None else None
+    if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not node.outputs[0]:
+        return "output not quantized per tensor (alone)"
+    x_q, y_q = x.node.inputs[0], q.outputs[0]
+    if y_q.dtype != x_q.dtype or np.float32(y.scale[0]) != np.float32(x.scale[0]) or y.zero[0] != x.zero[0]:
+        return "output scale or zero point not the input's"
+    attrs = {name: value for name, value in node.attrs.items()}
+    return Node(node.op_type, node.name, [x_q], [y_q], attrs, node.domain, node.opset), [q]
+
+
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
     """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
     return any(v is not None and _op(m.producers.get(id(v))) is not None
@@ -278,7 +299,12 @@ def run(graph: Graph) -> dict:
                 kept.append({"node": node.name, "op": node.op_type, "why": "no integer form"})
             continue
         qoperator = op.quantized_form == "qlinear_conv"
-        found = _qlinear_conv(m, node) if qoperator else _integer_op(m, node, op.quantized_form)
+        if qoperator:
+            found = _qlinear_conv(m, node)
+        elif op.quantized_form == "monotonic":
+            found = _monotonic(m, node)
+        else:
+            found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):
             if qoperator or _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
                 kept.append({"node": node.name, "op": node.op_type, "why": found})

@@ -98,3 +98,40 @@ def test_qlinear_conv_becomes_quantized_conv(weight_dtype, made):
     report = run_pass(graph, "lower_quantized_islands")
     assert report["by_op"] == made
     assert [n.op_type for n in graph.nodes] == [next(iter(made), "QLinearConv")]
+
+
+def qdq_maxpool(dtype=np.uint8, y_scale=0.05):
+    """x -> Q -> DQ -> MaxPool (3x3, stride 2, padded) -> Q -> DQ -> y, on an odd-sized map."""
+    zero = dtype(120 if dtype == np.uint8 else -7)
+    inits = [numpy_helper.from_array(a, n) for n, a in {
+        "xs": np.float32(0.05), "xz": zero, "ys": np.float32(y_scale), "yz": zero}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("MaxPool", ["xf"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                              name="pool"),
+             helper.make_node("QuantizeLinear", ["p", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    return make(nodes, [io("x", [1, 5, 7, 9])], [io("y", [1, 5, 4, 5])], inits)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_maxpool_island_runs_on_the_integers(dtype):
+    graph = imported(qdq_maxpool(dtype))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {"MaxPool": 1} and report["left_in_float"] == []
+    pool = next(n for n in graph.nodes if n.op_type == "MaxPool")
+    assert pool.inputs[0].dtype == pool.outputs[0].dtype == np.dtype(dtype)
+
+
+def test_maxpool_with_another_output_scale_stays_in_float():
+    graph = imported(qdq_maxpool(y_scale=0.1))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["left_in_float"] == [{"node": "pool", "op": "MaxPool",
+                                        "why": "output scale or zero point not the input's"}]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_maxpool_numbers_exact(dtype, target, tmp_path):
+    """Bit-exact against onnxruntime; on x86_64 the pool runs channels-last on the 8-bit values."""
+    check_model(qdq_maxpool(dtype), {"x": rand(1, 5, 7, 9, seed=4) * 4}, target, tmp_path, rtol=0, atol=0)
