@@ -61,6 +61,7 @@ class Concat(Op):
     variable_extents = True  # slabs of run-time extents, copied (the planner writes no input in place then)
     attrs = {"axis": REQUIRED}
     gathers_inputs = True
+    quantized_form = "copies"  # on 8-bit inputs, each requantized to the output's scale where it differs
 
     def runs_channels_last(self, node: Node) -> bool:
         """Along the channels of 4-D tensors: channels-last, along axis 3."""

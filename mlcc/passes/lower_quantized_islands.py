@@ -9,7 +9,9 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 - two activations (attention's products): QLinearMatMul;
 - a QOperator QLinearConv with the same kind of weights: QuantizedConv too;
 - an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool), with
-  the same scale and zero point on both sides: the op itself on the 8-bit tensor (exact).
+  the same scale and zero point on both sides: the op itself on the 8-bit tensor (exact);
+- an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
+  whose scale or zero point differs from the output's first requantized (Requantize, fixed point).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
@@ -34,6 +36,7 @@ from ..ops._qs8 import K_ALIGN, fixed_point, folded_bias, padded_rows
 from ..ops.q_linear_mat_mul import QLinearMatMul
 from ..ops.quantized_conv import QuantizedConv
 from ..ops.quantized_mat_mul import QuantizedMatMul
+from ..ops.requantize import Requantize
 from ._rewrite import Rewriter
 
 EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
@@ -273,6 +276,36 @@ def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     return Node(node.op_type, node.name, [x_q], [y_q], attrs, node.domain, node.opset), [q]
 
 
+def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
+    """DQ(x_i; s_i, z_i) -> op -> Q(s, z), for an op whose output is its inputs' values copied (Concat): the op on
+    the 8-bit inputs, each input of other parameters than the output's requantized to them first."""
+    parts = [_dequantized(m, v) for v in node.inputs]
+    q = m.sole_reader(node.outputs[0])
+    y = _Quant(q, "quantize") if q is not None else None
+    if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not node.outputs[0]:
+        return "output not quantized per tensor (alone)"
+    y_q = q.outputs[0]
+    if any(x is None or x.node.inputs[0].dtype != y_q.dtype or not x.per_tensor for x in parts):
+        return "inputs not dequantized per tensor from the output's 8-bit type"
+    inputs, made = [], []
+    lo, hi = _clamp(y, y_q.dtype, None)
+    for x in parts:
+        x_q = x.node.inputs[0]
+        if np.float32(x.scale[0]) == np.float32(y.scale[0]) and x.zero[0] == y.zero[0]:
+            inputs.append(x_q)
+            continue
+        requant = fixed_point(np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0])))
+        if requant is None:
+            return "an input's scale far above the output's"
+        r = Value(m.fresh(f"{x_q.name}_requantized"), y_q.dtype, x_q.shape)
+        made.append(Node(Requantize.op_type, m.fresh(f"{node.name}_requantize"), [x_q], [r],
+                         {"x_zero": int(x.zero[0]), "multiplier": int(requant[0][0]), "shift": int(requant[1][0]),
+                          "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}, Requantize.domain, 1))
+        inputs.append(r)
+    attrs = dict(node.attrs)
+    return [*made, Node(node.op_type, node.name, inputs, [y_q], attrs, node.domain, node.opset)], [q]
+
+
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
     """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
     return any(v is not None and _op(m.producers.get(id(v))) is not None
@@ -303,6 +336,8 @@ def run(graph: Graph) -> dict:
             found = _qlinear_conv(m, node)
         elif op.quantized_form == "monotonic":
             found = _monotonic(m, node)
+        elif op.quantized_form == "copies":
+            found = _copies(m, node)
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):
@@ -310,8 +345,9 @@ def run(graph: Graph) -> dict:
                 kept.append({"node": node.name, "op": node.op_type, "why": found})
             continue
         replacement, replaced = found
+        new_nodes = replacement if isinstance(replacement, list) else [replacement]
         gone = {id(n) for n in replaced}
-        graph.nodes = [replacement if n is node else n for n in graph.nodes if id(n) not in gone]
-        made[replacement.op_type] += 1
+        graph.nodes = [r for n in graph.nodes if id(n) not in gone for r in (new_nodes if n is node else [n])]
+        made.update(n.op_type for n in new_nodes)
         m.refresh()
     return {"integer_ops": sum(made.values()), "by_op": dict(sorted(made.items())), "left_in_float": kept}

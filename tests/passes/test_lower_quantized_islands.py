@@ -135,3 +135,39 @@ def test_maxpool_with_another_output_scale_stays_in_float():
 def test_maxpool_numbers_exact(dtype, target, tmp_path):
     """Bit-exact against onnxruntime; on x86_64 the pool runs channels-last on the 8-bit values."""
     check_model(qdq_maxpool(dtype), {"x": rand(1, 5, 7, 9, seed=4) * 4}, target, tmp_path, rtol=0, atol=0)
+
+
+def qdq_concat(dtype=np.uint8, scales=(0.05, 0.03), zeros=(120, 100), y_scale=0.05, y_zero=120):
+    """Two inputs quantized each with its own parameters -> DQ -> Concat on channels -> Q -> DQ -> y."""
+    signed = dtype == np.int8
+    shift = 128 if signed else 0
+    inits = {"ys": np.float32(y_scale), "yz": dtype(y_zero - shift)}
+    nodes = []
+    for i, (s, z) in enumerate(zip(scales, zeros)):
+        inits.update({f"s{i}": np.float32(s), f"z{i}": dtype(z - shift)})
+        nodes += [helper.make_node("QuantizeLinear", [f"x{i}", f"s{i}", f"z{i}"], [f"q{i}"]),
+                  helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"f{i}"])]
+    nodes += [helper.make_node("Concat", ["f0", "f1"], ["c"], axis=1, name="concat"),
+              helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    return make(nodes, [io("x0", [1, 3, 4, 5]), io("x1", [1, 2, 4, 5])], [io("y", [1, 5, 4, 5])],
+                [numpy_helper.from_array(a, n) for n, a in inits.items()])
+
+
+@pytest.mark.parametrize("scales,zeros,made", [((0.05, 0.05), (120, 120), {"Concat": 1}),
+                                               ((0.05, 0.03), (120, 100), {"Concat": 1, "Requantize": 1})])
+def test_concat_island_runs_on_the_integers(scales, zeros, made):
+    graph = imported(qdq_concat(scales=scales, zeros=zeros))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == made and report["left_in_float"] == []
+    concat = next(n for n in graph.nodes if n.op_type == "Concat")
+    assert all(v.dtype == np.uint8 for v in [*concat.inputs, *concat.outputs])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_concat_numbers_within_a_step(dtype, target, tmp_path):
+    """The second input's scale is a third of the output's and its range overflows it: rounding and clamping."""
+    x = {"x0": rand(1, 3, 4, 5, seed=5) * 3, "x1": rand(1, 2, 4, 5, seed=6) * 8}
+    check_model(qdq_concat(dtype, scales=(0.05, 0.017), zeros=(120, 90), y_scale=0.05, y_zero=120), x, target,
+                tmp_path, rtol=0, atol=0.05 + 1e-6)  # one step of y: a rounding tie decided the other way

@@ -1,0 +1,30 @@
+"""Requantize (mlcc domain, made by passes/lower_quantized_islands): an 8-bit tensor from one scale and zero
+point to another, y = clamp(zy + round((x - zx) * sx / sy)), the ratio as a fixed-point multiplier and right
+shift (ops/_qs8.fixed_point), rounding as qs8-gemm's requantization does. It lets a Concat whose inputs carry
+other scales than its output run on the integers."""
+
+from __future__ import annotations
+
+from ..ir import Node
+from . import Op, register
+from .quantized_mat_mul import DOMAIN
+
+
+@register
+class Requantize(Op):
+    op_type = "Requantize"
+    domain = DOMAIN
+    elementwise = True  # element i from element i: runs channels-last as its neighbours do
+    in_place = True
+
+    def lower(self, node: Node, ctx) -> None:
+        x, y = node.inputs[0], node.outputs[0]
+        a = node.attrs
+        zero = int(a["x_zero"])
+        x_offset = f" - {zero}" if zero > 0 else f" + {-zero}" if zero < 0 else ""
+        ctx.emit("ops/requantize.c.j2", count=x.size, x=ctx.ptr(x), y=ctx.ptr(y), x_ctype=ctx.c_type(x),
+                 y_ctype=ctx.c_type(y), x_offset=x_offset, multiplier=int(a["multiplier"]),
+                 shift=int(a["shift"]), y_zero=int(a["y_zero"]), y_min=int(a["y_min"]), y_max=int(a["y_max"]))
+
+    def flops(self, node: Node) -> int:
+        return 0  # integer work, as the copies of the Concat it feeds
