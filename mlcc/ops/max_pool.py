@@ -1,8 +1,8 @@
 """MaxPool (opset 1..22): 1-D to 3-D windows with strides, pads, auto_pad, ceil_mode (10+) and dilations
 (10+), on every numeric dtype; the optional Indices output (8+) in either storage_order. Float32 without
 Indices runs on the f32-pool kernel, the rest as plain loops. Between a DequantizeLinear and a QuantizeLinear
-of the same scale and zero point it runs on the 8-bit values (passes/lower_quantized_islands), channels-last
-where the target's int8 convolutions are."""
+it runs on the 8-bit values (passes/lower_quantized_islands; a Requantize follows where the two differ),
+channels-last where the target's int8 convolutions are."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 - two activations (attention's products): QLinearMatMul;
 - a QOperator QLinearConv with the same kind of weights: QuantizedConv too;
 - an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool), with
-  the same scale and zero point on both sides: the op itself on the 8-bit tensor (exact);
+  the op itself on the 8-bit tensor (exact), then a Requantize where the output's scale or zero point differ;
 - an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
   whose scale or zero point differs from the output's first requantized (Requantize, fixed point).
 
@@ -270,10 +270,27 @@ def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not node.outputs[0]:
         return "output not quantized per tensor (alone)"
     x_q, y_q = x.node.inputs[0], q.outputs[0]
-    if y_q.dtype != x_q.dtype or np.float32(y.scale[0]) != np.float32(x.scale[0]) or y.zero[0] != x.zero[0]:
-        return "output scale or zero point not the input's"
-    attrs = {name: value for name, value in node.attrs.items()}
-    return Node(node.op_type, node.name, [x_q], [y_q], attrs, node.domain, node.opset), [q]
+    if y_q.dtype != x_q.dtype:
+        return "output of another 8-bit type"
+    if np.float32(y.scale[0]) == np.float32(x.scale[0]) and y.zero[0] == x.zero[0]:
+        return Node(node.op_type, node.name, [x_q], [y_q], dict(node.attrs), node.domain, node.opset), [q]
+    # other parameters: the op on x, then its result requantized (requantization is non-decreasing too)
+    picked = Value(m.fresh(f"{node.outputs[0].name}_{x_q.dtype.name}"), x_q.dtype, node.outputs[0].shape)
+    requantize = _requantize(m, node, x, y, picked, y_q)
+    if isinstance(requantize, str):
+        return requantize
+    return [Node(node.op_type, node.name, [x_q], [picked], dict(node.attrs), node.domain, node.opset), requantize], [q]
+
+
+def _requantize(m: Rewriter, node: Node, x: _Quant, y: _Quant, x_q: Value, out: Value) -> Node | str:
+    """A Requantize of 8-bit x_q from x's scale and zero point to y's, into `out` (named after `node`)."""
+    requant = fixed_point(np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0])))
+    if requant is None:
+        return "an input's scale far above the output's"
+    lo, hi = _clamp(y, out.dtype, None)
+    return Node(Requantize.op_type, m.fresh(f"{node.name}_requantize"), [x_q], [out],
+                {"x_zero": int(x.zero[0]), "multiplier": int(requant[0][0]), "shift": int(requant[1][0]),
+                 "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}, Requantize.domain, 1)
 
 
 def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
@@ -288,19 +305,16 @@ def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
     if any(x is None or x.node.inputs[0].dtype != y_q.dtype or not x.per_tensor for x in parts):
         return "inputs not dequantized per tensor from the output's 8-bit type"
     inputs, made = [], []
-    lo, hi = _clamp(y, y_q.dtype, None)
     for x in parts:
         x_q = x.node.inputs[0]
         if np.float32(x.scale[0]) == np.float32(y.scale[0]) and x.zero[0] == y.zero[0]:
             inputs.append(x_q)
             continue
-        requant = fixed_point(np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0])))
-        if requant is None:
-            return "an input's scale far above the output's"
         r = Value(m.fresh(f"{x_q.name}_requantized"), y_q.dtype, x_q.shape)
-        made.append(Node(Requantize.op_type, m.fresh(f"{node.name}_requantize"), [x_q], [r],
-                         {"x_zero": int(x.zero[0]), "multiplier": int(requant[0][0]), "shift": int(requant[1][0]),
-                          "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}, Requantize.domain, 1))
+        requantize = _requantize(m, node, x, y, x_q, r)
+        if isinstance(requantize, str):
+            return requantize
+        made.append(requantize)
         inputs.append(r)
     attrs = dict(node.attrs)
     return [*made, Node(node.op_type, node.name, inputs, [y_q], attrs, node.domain, node.opset)], [q]
