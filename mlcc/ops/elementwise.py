@@ -64,6 +64,7 @@ class Row:
     # node giving (kind, a, b) or None when this node's form does not fit
     activation: str | Callable[[Node], tuple[str, float, float] | None] = ""
     vmath: str | Callable[[Node], str] = ""  # the f32-vmath array function computing it, if any
+    quantized_form: str | None = None  # Op.quantized_form (passes/lower_quantized_islands)
 
 
 # --- rows that depend on the node -----------------------------------------------------------------
@@ -200,7 +201,7 @@ def _is_inf(node: Node) -> Form:
 
 TABLE: dict[str, Row] = {
     # arithmetic (numpy broadcasting)
-    "Add": Row("{a0} + {a1}", dtypes=NUMERIC),
+    "Add": Row("{a0} + {a1}", dtypes=NUMERIC, quantized_form="add"),
     "Sub": Row("{a0} - {a1}", dtypes=NUMERIC),
     "Mul": Row("{a0} * {a1}", dtypes=NUMERIC),
     "Div": Row("{a0} / {a1}", dtypes=NUMERIC),
@@ -355,6 +356,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
         domain = row.domain
         float16_native = row.moves_bits
         role = ROLES.get(op_type)
+        quantized_form = row.quantized_form
 
         def body(self, node: Node, operands: list[str] | None = None, temp_prefix: str = "") -> Body:
             """The node's code in the first operand's type, its operands named `operands` (else a0, a1, ...)."""

@@ -11,12 +11,14 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 - an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool), with
   the op itself on the 8-bit tensor (exact), then a Requantize where the output's scale or zero point differ;
 - an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
-  whose scale or zero point differs from the output's first requantized (Requantize, fixed point).
+  whose scale or zero point differs from the output's first requantized (Requantize, fixed point);
+- Add ("add") of two 8-bit tensors of one shape [-> ReLU / Clip]: QuantizedAdd (both ratios to the output's
+  scale in fixed point over one shift, the activation as the clamp).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
 dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float
-(as it does every computing op that reads a DequantizeLinear and has no integer form: pooling, Softmax, Add),
+(as it does every computing op that reads a DequantizeLinear and has no integer form: average pooling, Softmax, Mul),
 and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
 Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
@@ -34,6 +36,7 @@ from ..ir import Graph, Node, Value
 from ..ops._conv import CONV_ATTRS, conv_geometry
 from ..ops._qs8 import K_ALIGN, fixed_point, folded_bias, padded_rows
 from ..ops.q_linear_mat_mul import QLinearMatMul
+from ..ops.quantized_add import QuantizedAdd
 from ..ops.quantized_conv import QuantizedConv
 from ..ops.quantized_mat_mul import QuantizedMatMul
 from ..ops.requantize import Requantize
@@ -320,6 +323,34 @@ def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
     return [*made, Node(node.op_type, node.name, inputs, [y_q], attrs, node.domain, node.opset)], [q]
 
 
+def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(a) + DQ(b) [-> ReLU / Clip] -> Q, both 8-bit per tensor of the output's shape: a QuantizedAdd."""
+    a, b = _dequantized(m, node.inputs[0]), _dequantized(m, node.inputs[1])
+    if a is None or b is None:
+        return "not between DequantizeLinear nodes"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None:
+        return "output not quantized per tensor (alone)"
+    after, activation, y = tail
+    y_q = after[-1].outputs[0]
+    a_q, b_q = a.node.inputs[0], b.node.inputs[0]
+    if not (a.per_tensor and b.per_tensor) or a_q.dtype != y_q.dtype or b_q.dtype != y_q.dtype:
+        return "operands not 8-bit per tensor of the output's type"
+    if a_q.shape != y_q.shape or b_q.shape != y_q.shape:
+        return "a broadcast"
+    y_scale = np.float64(np.float32(y.scale[0]))
+    ratios = np.array([np.float64(np.float32(a.scale[0])), np.float64(np.float32(b.scale[0]))]) / y_scale
+    exponent = max(np.frexp(ratios)[1])
+    shift = 31 - int(exponent)  # the larger ratio's multiplier in [2^30, 2^31)
+    if not 1 <= shift <= 40:  # products below 2^40, their sum below 2^41: far from the bias of 2^62
+        return "operand scales too far from the output's"
+    multipliers = [int(v) for v in np.minimum(np.rint(ratios * 2.0 ** shift), 2**31 - 1)]
+    lo, hi = _clamp(y, y_q.dtype, activation)
+    attrs = {"a_zero": int(a.zero[0]), "b_zero": int(b.zero[0]), "a_multiplier": multipliers[0],
+             "b_multiplier": multipliers[1], "shift": shift, "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
+    return Node(QuantizedAdd.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedAdd.domain, 1), after
+
+
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
     """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
     return any(v is not None and _op(m.producers.get(id(v))) is not None
@@ -352,6 +383,8 @@ def run(graph: Graph) -> dict:
             found = _monotonic(m, node)
         elif op.quantized_form == "copies":
             found = _copies(m, node)
+        elif op.quantized_form == "add":
+            found = _add(m, node)
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):

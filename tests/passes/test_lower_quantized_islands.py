@@ -172,3 +172,44 @@ def test_concat_numbers_within_a_step(dtype, target, tmp_path):
     x = {"x0": rand(1, 3, 4, 5, seed=5) * 3, "x1": rand(1, 2, 4, 5, seed=6) * 8}
     check_model(qdq_concat(dtype, scales=(0.05, 0.017), zeros=(120, 90), y_scale=0.05, y_zero=120), x, target,
                 tmp_path, rtol=0, atol=0.05 + 1e-6)  # one step of y: a rounding tie decided the other way
+
+
+def qdq_add(dtype=np.uint8, activation=None):
+    """Two inputs quantized each with its own parameters -> DQ -> Add [-> Relu] -> Q -> DQ -> y."""
+    shift = 128 if dtype == np.int8 else 0
+    inits = {"s0": np.float32(0.05), "z0": dtype(120 - shift), "s1": np.float32(0.021), "z1": dtype(90 - shift),
+             "ys": np.float32(0.06), "yz": dtype(110 - shift)}
+    nodes = []
+    for i in range(2):
+        nodes += [helper.make_node("QuantizeLinear", [f"x{i}", f"s{i}", f"z{i}"], [f"q{i}"]),
+                  helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"f{i}"])]
+    nodes.append(helper.make_node("Add", ["f0", "f1"], ["s"], name="add"))
+    last = "s"
+    if activation == "relu":
+        nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+        last = "r"
+    nodes += [helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    return make(nodes, [io("x0", [1, 4, 5, 6]), io("x1", [1, 4, 5, 6])], [io("y", [1, 4, 5, 6])],
+                [numpy_helper.from_array(a, n) for n, a in inits.items()])
+
+
+@pytest.mark.parametrize("activation,y_min", [(None, 0), ("relu", 110)])
+def test_add_island_becomes_quantized_add(activation, y_min):
+    graph = imported(qdq_add(activation=activation))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {"QuantizedAdd": 1} and report["left_in_float"] == []
+    assert [n.op_type for n in graph.nodes if n.op_type in ("Add", "Relu")] == []
+    add = next(n for n in graph.nodes if n.op_type == "QuantizedAdd")
+    a = add.attrs
+    assert (a["a_zero"], a["b_zero"], a["y_zero"], a["y_min"], a["y_max"]) == (120, 90, 110, y_min, 255)
+    real = np.float64(np.float32(0.05)) / np.float64(np.float32(0.06))  # the larger ratio: multiplier in [2^30, 2^31)
+    assert 2**30 <= a["a_multiplier"] < 2**31
+    np.testing.assert_allclose(a["a_multiplier"] * 2.0 ** -a["shift"], real, rtol=2**-30)
+
+
+@pytest.mark.parametrize("dtype,activation", [(np.uint8, None), (np.int8, "relu")])
+def test_add_numbers_within_a_step(dtype, activation, target, tmp_path):
+    x = {"x0": rand(1, 4, 5, 6, seed=7) * 4, "x1": rand(1, 4, 5, 6, seed=8) * 2}
+    check_model(qdq_add(dtype, activation), x, target, tmp_path, rtol=0, atol=0.06 + 1e-6)  # one step of y
