@@ -5,10 +5,11 @@ KxK convolution's columns as whole pixel runs, and puts the channels innermost f
 and pooling, so their loops vectorise across channels.
 
 A region is a connected set of nodes on 4-D tensors whose ops say they can run channels-last
-(`Op.runs_channels_last`: today Conv with constant weights, the float32 pools, LRN, elementwise ops whose
-runtime operands all have the output's shape, Concat on the channel axis, the integer QuantizedConv and the
-per-tensor QuantizeLinear / DequantizeLinear between them; and `Op.runs_channels_last_on` the target: int8
-convolutions only where the target has channels-last int8 kernels on its ISA), linked through the inputs
+(`Op.runs_channels_last`: today Conv with constant weights, the float32 pools and the 8-bit MaxPool, LRN,
+elementwise ops whose runtime operands all have the output's shape (QuantizedAdd and Requantize too), Concat on
+the channel axis, the integer QuantizedConv and the per-tensor QuantizeLinear / DequantizeLinear between them;
+and `Op.runs_channels_last_on` the target: int8 convolutions and 8-bit MaxPool only where the target has
+channels-last int8 kernels on its ISA), linked through the inputs
 carrying activations (`Op.activation_inputs`), holding at least one seed (`Op.channels_last_seed`: Conv,
 QuantizedConv, a pool). Its nodes switch in place (`Op.to_channels_last`: Conv, the pools and LRN get `layout="NHWC"`,
 Concat's axis becomes 3), every value they produce becomes [N, H, W, C], and constant operands are permuted
