@@ -128,6 +128,21 @@ def _taps_inside(start: int, kernel: int, dilation: int, lo: int, hi: int) -> in
     return sum(lo <= start + k * dilation < hi for k in range(kernel))
 
 
+def _window_dims(g, lead: int) -> list[dict]:
+    """Per spatial dim of the loops: out, kernel, extent, `tap` (the input index of output o{i}'s tap k{i}, as C)
+    and `in_padding` (whether some tap can fall outside the input, so the loop must test it)."""
+    dims = []
+    for i, d in enumerate(range(lead, KERNEL_DIMS)):
+        stride, dilation, pad = g.stride[d], g.dilation[d], g.pad_begin[d]
+        tap = " + ".join(t for t in (f"o{i}" if stride == 1 else f"o{i} * {stride}",
+                                     f"k{i}" if dilation == 1 else f"k{i} * {dilation}"))
+        tap += f" - {pad}" if pad else ""
+        last = (g.out[d] - 1) * stride + (g.kernel[d] - 1) * dilation - pad
+        dims.append(dict(out=g.out[d], kernel=g.kernel[d], extent=g.inp[d], tap=tap,
+                         in_padding=bool(pad) or last >= g.inp[d]))
+    return dims
+
+
 def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = False, p: int = 2,
                      storage_order: int = 0) -> None:
     """kind: "max" (with Indices when the node keeps a second output), "avg" or "lp" (p-norm of the window)."""
@@ -141,8 +156,7 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
     if is_channels_last(node):  # an 8-bit MaxPool in an int8 channels-last region (ops/max_pool)
         if kind != "max" or len(node.outputs) > 1:
             raise UnsupportedError(f"channels-last {node.op_type} loops without a kernel", node.where())
-        dims = [dict(out=g.out[d], kernel=g.kernel[d], stride=g.stride[d], dilation=g.dilation[d],
-                     pad=g.pad_begin[d], extent=g.inp[d]) for d in range(lead, KERNEL_DIMS)]
+        dims = _window_dims(g, lead)
         strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
         offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(strides))
         init = fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype)
@@ -154,8 +168,7 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
     spatial = g.inp[lead:]
     # Indices count within a plane in row-major order, or column-major (the first spatial dim fastest)
     index_strides = in_strides if storage_order == 0 else [int(np.prod(spatial[:i])) for i in range(len(spatial))]
-    dims = [dict(out=g.out[d], kernel=g.kernel[d], stride=g.stride[d], dilation=g.dilation[d], pad=g.pad_begin[d],
-                 extent=g.inp[d]) for d in range(lead, KERNEL_DIMS)]
+    dims = _window_dims(g, lead)
     offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(in_strides))
     suffix = "f" if x.dtype == np.float32 else ""
     indices = None
