@@ -232,12 +232,15 @@ static FORCE_INLINE void panels(size_t nv, const struct mlcc_f32_conv_geometry *
     }
 }
 
-/* The entry point for panels of nv vectors (the panel width's rows stay nr floats). */
-static void entry(size_t nv, MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+/* The entry points for panels of 1, 2 and 3 vectors (the panel width's rows stay nr floats). */
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 /* The image in panels of nv vectors, but a last panel with fewer live vectors runs as a panel of those
  * alone (34 channels on AVX2: 3 + 2 vectors, not 3 + 3), in the larger blocks its fewer accumulators leave
- * registers for. Through its own entry point: inlined here it would bloat every panel width's code. */
+ * registers for. Through its own entry point: inlined here it would bloat every panel width's code. nv is a
+ * constant in each entry point, so a width refers only to the narrower ones (a model links what it can run). */
 static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
                                 size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
                                 const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
@@ -256,8 +259,12 @@ static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *
         shifted.residual += full * epilogue->residual_cs;
         epilogue = &shifted;
     }
-    entry(tail_vectors, g, channels, x_pixel_stride, tail, nr, x, w + full * k, bias == NULL ? NULL : bias + full,
-          y + full, y_pitch, epilogue);
+    const float *const w_last = w + full * k, *const bias_last = bias == NULL ? NULL : bias + full;
+#define DIRECT_TAIL g, channels, x_pixel_stride, tail, nr, x, w_last, bias_last, y + full, y_pitch, epilogue
+    if (tail_vectors == 1u && nv > 1u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_TAIL);
+    else if (tail_vectors == 2u && nv > 2u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_TAIL);
+    else if (tail_vectors == 3u && nv > 3u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_TAIL);
+#undef DIRECT_TAIL
 }
 #endif
 
