@@ -9,7 +9,7 @@
 #if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #include <arm_acle.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 static inline uint32_t load_word(const void *p) {
     uint32_t v;
@@ -45,11 +45,7 @@ void mlcc_qs8_gemm__dsp(size_t m, size_t n, size_t k, const uint8_t *a, size_t l
             int32_t sums[2];
             if (a_flip) dot_2x1(ar[0], ar[1], wj, k4, 0x80808080u, &sums[0], &sums[1]);
             else dot_2x1(ar[0], ar[1], wj, k4, 0, &sums[0], &sums[1]);
-            for (size_t r = 0; r < mr; ++r) {
-                int32_t total = rq->bias[j] + sums[r];
-                for (size_t p = k4; p < k; ++p) total += (int32_t)(int8_t)(ar[r][p] ^ a_flip) * (int32_t)wj[p];
-                c[(i + r) * c_rs + j * c_cs] = mlcc_qs8_requantize(total, rq->multiplier[j], rq->shift[j], rq);
-            }
+            for (size_t r = 0; r < mr; ++r) c[(i + r) * c_rs + j * c_cs] = mlcc_qs8_gemm_finish(sums[r], ar[r], a_flip, wj, k4, k, j, rq);
         }
     }
 }

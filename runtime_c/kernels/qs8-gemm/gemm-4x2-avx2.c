@@ -6,7 +6,7 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #define MR 4
 #define NR 2
@@ -43,10 +43,8 @@ void mlcc_qs8_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t 
             }
             for (size_t r = 0; r < mr; ++r) {
                 for (size_t q = 0; q < nr; ++q) {
-                    const int8_t *wq = q ? w1 : w0;
-                    int32_t total = rq->bias[j + q] + sum_lanes(acc[r][q]);
-                    for (size_t p = k16; p < k; ++p) total += (int32_t)(int8_t)(ar[r][p] ^ a_flip) * (int32_t)wq[p];
-                    c[(i + r) * c_rs + (j + q) * c_cs] = mlcc_qs8_requantize(total, rq->multiplier[j + q], rq->shift[j + q], rq);
+                    c[(i + r) * c_rs + (j + q) * c_cs] =
+                        mlcc_qs8_gemm_finish(sum_lanes(acc[r][q]), ar[r], a_flip, q ? w1 : w0, k16, k, j + q, rq);
                 }
             }
         }

@@ -9,7 +9,7 @@
 #if defined(__wasm_simd128__) && defined(__wasm_relaxed_simd__)
 #include <wasm_simd128.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #define MR 4
 #define NR 2
@@ -49,9 +49,8 @@ void mlcc_qs8_gemm__wasmrelaxed(size_t m, size_t n, size_t k, const uint8_t *a, 
             for (size_t r = 0; r < mr; ++r) {
                 for (size_t q = 0; q < nr; ++q) {
                     /* unsigned: the parts may pass 2^31 where the whole does not */
-                    uint32_t total = (uint32_t)rq->bias[j + q] + (uint32_t)sum_lanes(low[r][q]) - ((uint32_t)sum_lanes(top[r][q]) << 7);
-                    for (size_t p = k16; p < k; ++p) total += (uint32_t)((int32_t)(int8_t)(ar[r][p] ^ a_flip) * (int32_t)wc[q][p]);
-                    c[(i + r) * c_rs + (j + q) * c_cs] = mlcc_qs8_requantize((int32_t)total, rq->multiplier[j + q], rq->shift[j + q], rq);
+                    const uint32_t sum = (uint32_t)sum_lanes(low[r][q]) - ((uint32_t)sum_lanes(top[r][q]) << 7);
+                    c[(i + r) * c_rs + (j + q) * c_cs] = mlcc_qs8_gemm_finish((int32_t)sum, ar[r], a_flip, wc[q], k16, k, j + q, rq);
                 }
             }
         }

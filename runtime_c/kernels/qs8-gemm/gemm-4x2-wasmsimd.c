@@ -4,7 +4,7 @@
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #define MR 4
 #define NR 2
@@ -44,10 +44,8 @@ void mlcc_qs8_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, siz
             }
             for (size_t r = 0; r < mr; ++r) {
                 for (size_t q = 0; q < nr; ++q) {
-                    const int8_t *wq = q ? w1 : w0;
-                    int32_t total = rq->bias[j + q] + sum_lanes(acc[r][q]);
-                    for (size_t p = k16; p < k; ++p) total += (int32_t)(int8_t)(ar[r][p] ^ a_flip) * (int32_t)wq[p];
-                    c[(i + r) * c_rs + (j + q) * c_cs] = mlcc_qs8_requantize(total, rq->multiplier[j + q], rq->shift[j + q], rq);
+                    c[(i + r) * c_rs + (j + q) * c_cs] =
+                        mlcc_qs8_gemm_finish(sum_lanes(acc[r][q]), ar[r], a_flip, q ? w1 : w0, k16, k, j + q, rq);
                 }
             }
         }

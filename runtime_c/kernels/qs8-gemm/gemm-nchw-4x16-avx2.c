@@ -9,7 +9,7 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #define MR 4
 #define MAX_PAIRS 1152  /* the weight table: 4 x 1152 int32, 18 KiB of stack */
@@ -21,15 +21,6 @@ static inline __m256i requantize8(__m256i acc, const __m256i multiplier, const _
     even = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(even, round), shift), unbias);
     odd = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(odd, round), shift), unbias);
     return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-}
-
-static void row_tail(size_t j, size_t first, size_t pixels, size_t k, const int8_t *wj, const uint8_t *x,
-                     size_t x_stride, uint8_t x_flip, uint8_t *yj, const struct mlcc_qs8_requant *rq) {
-    for (size_t p = first; p < pixels; ++p) {
-        int32_t acc = rq->bias[j];
-        for (size_t q = 0; q < k; ++q) acc += (int32_t)wj[q] * (int32_t)(int8_t)(x[q * x_stride + p] ^ x_flip);
-        yj[p] = mlcc_qs8_requantize(acc, rq->multiplier[j], rq->shift[j], rq);
-    }
 }
 
 void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
@@ -47,14 +38,7 @@ void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w
     const bool signed_out = rq->y_min < 0;
     for (size_t j = 0; j < n; j += MR) {
         const size_t mr = MLCC_MIN(MR, n - j);
-        for (size_t r = 0; r < MR; ++r) {
-            const int8_t *wr = w + (j + r) * ldw;
-            for (size_t i = 0; i < pairs; ++i) {  /* an odd k's last pair has weight 0 on a repeated row */
-                const int32_t second = 2 * i + 1 < k && r < mr ? wr[2 * i + 1] : 0;
-                const int32_t first = r < mr ? wr[2 * i] : 0;
-                table[r * pairs + i] = (int32_t)((uint32_t)(uint16_t)(int16_t)first | ((uint32_t)(uint16_t)(int16_t)second << 16));
-            }
-        }
+        mlcc_qs8_gemm_nchw_pack_pairs(table, w, ldw, j, mr, MR, pairs, k);
         for (size_t p = 0; p < full; p += 16) {
             __m256i acc[MR][2];
             for (size_t r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
@@ -96,9 +80,7 @@ void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w
                 _mm_storeu_si128((__m128i *)out, signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1));
             }
         }
-        for (size_t r = 0; r < mr && full < pixels; ++r) {
-            row_tail(j + r, full, pixels, k, w + (j + r) * ldw, x, x_stride, x_flip, y + (j + r) * y_stride, rq);
-        }
+        mlcc_qs8_gemm_nchw_tail(j, mr, full, pixels, k, w, ldw, x, x_stride, x_flip, y, y_stride, rq);
     }
 }
 #endif

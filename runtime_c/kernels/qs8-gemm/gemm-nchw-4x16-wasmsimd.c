@@ -6,7 +6,7 @@
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #define MR 4
 #define MAX_PAIRS 1152
@@ -24,14 +24,7 @@ void mlcc_qs8_gemm_nchw__wasmsimd(size_t n, size_t pixels, size_t k, const int8_
     const v128_t flip = wasm_i8x16_splat((int8_t)x_flip);
     for (size_t j = 0; j < n; j += MR) {
         const size_t mr = MLCC_MIN(MR, n - j);
-        for (size_t r = 0; r < MR; ++r) {
-            const int8_t *wr = w + (j + r) * ldw;
-            for (size_t i = 0; i < pairs; ++i) {  /* an odd k's last pair has weight 0 on a repeated row */
-                const int32_t second = 2 * i + 1 < k && r < mr ? wr[2 * i + 1] : 0;
-                const int32_t first = r < mr ? wr[2 * i] : 0;
-                table[r * pairs + i] = (int32_t)((uint32_t)(uint16_t)(int16_t)first | ((uint32_t)(uint16_t)(int16_t)second << 16));
-            }
-        }
+        mlcc_qs8_gemm_nchw_pack_pairs(table, w, ldw, j, mr, MR, pairs, k);
         for (size_t p = 0; p < full; p += 16) {
             v128_t acc[MR][4];
             for (size_t r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = wasm_i32x4_splat(0);
@@ -56,11 +49,7 @@ void mlcc_qs8_gemm_nchw__wasmsimd(size_t n, size_t pixels, size_t k, const int8_
                 mlcc_qs8_requantize_run(lanes, 16, rq->multiplier[c], rq->shift[c], rq, y + c * y_stride + p);
             }
         }
-        if (full < pixels) {
-            const struct mlcc_qs8_requant tail = {rq->bias + j, rq->multiplier + j, rq->shift + j, rq->y_zero, rq->y_min, rq->y_max};
-            mlcc_qs8_gemm_nchw__reference(mr, pixels - full, k, w + j * ldw, ldw, x + full, x_stride, x_flip,
-                                          y + j * y_stride + full, y_stride, &tail);
-        }
+        mlcc_qs8_gemm_nchw_tail(j, mr, full, pixels, k, w, ldw, x, x_stride, x_flip, y, y_stride, rq);
     }
 }
 #endif

@@ -7,7 +7,7 @@
 #if defined(__ARM_NEON)
 #include <arm_neon.h>
 
-#include "mlcc/kernels/qs8-gemm.h"
+#include "tile.h"
 
 #if defined(__aarch64__)
 #define MR 4
@@ -52,11 +52,7 @@ void mlcc_qs8_gemm_nchw__neon(size_t n, size_t pixels, size_t k, const int8_t *w
                 mlcc_qs8_requantize_run(lanes, 16, rq->multiplier[c], rq->shift[c], rq, y + c * y_stride + p);
             }
         }
-        if (full < pixels) {
-            const struct mlcc_qs8_requant tail = {rq->bias + j, rq->multiplier + j, rq->shift + j, rq->y_zero, rq->y_min, rq->y_max};
-            mlcc_qs8_gemm_nchw__reference(mr, pixels - full, k, w + j * ldw, ldw, x + full, x_stride, x_flip,
-                                          y + j * y_stride + full, y_stride, &tail);
-        }
+        mlcc_qs8_gemm_nchw_tail(j, mr, full, pixels, k, w, ldw, x, x_stride, x_flip, y, y_stride, rq);
     }
 }
 #endif

@@ -30,33 +30,21 @@ typedef void (*mlcc_qs8_gemm_fn)(size_t m, size_t n, size_t k, const uint8_t *a,
                                  const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
                                  const struct mlcc_qs8_requant *rq);
 
-void mlcc_qs8_gemm__reference(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                              const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                              const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                         const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                         const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                             const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                             const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__wasmrelaxed(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                                const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__dsp(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                        const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                        const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__mve(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                        const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                        const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                         const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                         const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__rvv(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                        const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                        const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                            const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,
-                            const struct mlcc_qs8_requant *rq);
+/* The variants (runtime_c/kernels/qs8-gemm/manifest.toml), each defined only where its ISA is enabled, the
+ * reference everywhere: one prototype, the mlcc_qs8_gemm_fn signature. */
+#define MLCC_QS8_GEMM_DECLARE(isa)                                                                         \
+    void mlcc_qs8_gemm__##isa(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,  \
+                              const int8_t *w, size_t ldw, uint8_t *c, size_t c_rs, size_t c_cs,         \
+                              const struct mlcc_qs8_requant *rq)
+MLCC_QS8_GEMM_DECLARE(reference);
+MLCC_QS8_GEMM_DECLARE(avx2);
+MLCC_QS8_GEMM_DECLARE(wasmsimd);
+MLCC_QS8_GEMM_DECLARE(wasmrelaxed);
+MLCC_QS8_GEMM_DECLARE(dsp);
+MLCC_QS8_GEMM_DECLARE(mve);
+MLCC_QS8_GEMM_DECLARE(neon);
+MLCC_QS8_GEMM_DECLARE(rvv);
+MLCC_QS8_GEMM_DECLARE(neondot);
 
 /* The channel-major form, for NCHW convolutions: y[j*y_stride + p] = requantize(bias[j] + sum_q w[j*ldw + q]
  * * x'[q*x_stride + p], j) for j < n output channels and p < pixels, x' = (int8_t)(x ^ x_flip). A 1x1
@@ -66,21 +54,15 @@ typedef void (*mlcc_qs8_gemm_nchw_fn)(size_t n, size_t pixels, size_t k, const i
                                       const uint8_t *x, size_t x_stride, uint8_t x_flip,
                                       uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
 
-void mlcc_qs8_gemm_nchw__reference(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
-                                   const uint8_t *x, size_t x_stride, uint8_t x_flip,
-                                   uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm_nchw__avx512vnni(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
-                                    const uint8_t *x, size_t x_stride, uint8_t x_flip,
-                                    uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm_nchw__wasmsimd(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
-                                  const uint8_t *x, size_t x_stride, uint8_t x_flip,
-                                  uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm_nchw__neon(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
-                              const uint8_t *x, size_t x_stride, uint8_t x_flip,
-                              uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
-void mlcc_qs8_gemm_nchw__avx2(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,
-                              const uint8_t *x, size_t x_stride, uint8_t x_flip,
-                              uint8_t *y, size_t y_stride, const struct mlcc_qs8_requant *rq);
+#define MLCC_QS8_GEMM_NCHW_DECLARE(isa)                                                                    \
+    void mlcc_qs8_gemm_nchw__##isa(size_t n, size_t pixels, size_t k, const int8_t *w, size_t ldw,          \
+                                   const uint8_t *x, size_t x_stride, uint8_t x_flip, uint8_t *y,           \
+                                   size_t y_stride, const struct mlcc_qs8_requant *rq)
+MLCC_QS8_GEMM_NCHW_DECLARE(reference);
+MLCC_QS8_GEMM_NCHW_DECLARE(avx512vnni);
+MLCC_QS8_GEMM_NCHW_DECLARE(wasmsimd);
+MLCC_QS8_GEMM_NCHW_DECLARE(neon);
+MLCC_QS8_GEMM_NCHW_DECLARE(avx2);
 
 /* One output value from its int32 accumulator (the requantization every variant shares). The floor of
  * (acc * multiplier + 2^(shift-1)) / 2^shift is taken as a logical shift of the value plus 2^62 (a multiple
