@@ -93,7 +93,8 @@ class Op:
     # the integer form a float op takes between them ("conv", "matmul", "gemm"; "qlinear_conv" for QLinearConv
     # itself; "monotonic" for an op whose outputs are its input's values picked by order, as MaxPool: it runs
     # on the 8-bit values themselves, since dequantization is increasing; "copies" for one whose output is
-    # its inputs' values copied, as Concat; "add" for Add, which becomes a QuantizedAdd), else None
+    # its inputs' values copied, as Concat; "add" for Add, which becomes a QuantizedAdd; "average" for
+    # AveragePool and GlobalAveragePool, which become a QuantizedAveragePool), else None
     quantization: ClassVar[str | None] = None
     quantized_form: ClassVar[str | None] = None
     # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape

@@ -17,6 +17,7 @@ class AveragePool(LayoutAttribute, Op):
     variable_extents = True  # the float kernels take a geometry filled on each run (a strided window: floor division)
     vector_families = ("f32-pool",)
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
+    quantized_form = "average"  # a QuantizedAveragePool between DQ and Q (passes/lower_quantized_islands)
 
     def infer(self, node: Node):
         return pool_types(node)

@@ -18,6 +18,7 @@ TABLE = {
 def _make(op_type: str, kernel: str) -> type[Op]:
     class GlobalPool(LayoutAttribute, Op):
         vector_families = ("f32-pool",)
+        quantized_form = "average" if op_type == "GlobalAveragePool" else None  # as AveragePool's (ops/average_pool)
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]

@@ -13,12 +13,13 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 - an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
   whose scale or zero point differs from the output's first requantized (Requantize, fixed point);
 - Add ("add") of two 8-bit tensors of one shape [-> ReLU / Clip]: QuantizedAdd (both ratios to the output's
-  scale in fixed point over one shift, the activation as the clamp).
+  scale in fixed point over one shift, the activation as the clamp);
+- AveragePool and GlobalAveragePool ("average"): QuantizedAveragePool (int32 window sums, requantized).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
 dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float
-(as it does every computing op that reads a DequantizeLinear and has no integer form: average pooling, Softmax, Mul),
+(as it does every computing op that reads a DequantizeLinear and has no integer form: Softmax, Mul),
 and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
 Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
@@ -37,6 +38,7 @@ from ..ops._conv import CONV_ATTRS, conv_geometry
 from ..ops._qs8 import K_ALIGN, fixed_point, folded_bias, padded_rows
 from ..ops.q_linear_mat_mul import QLinearMatMul
 from ..ops.quantized_add import QuantizedAdd
+from ..ops.quantized_average_pool import QuantizedAveragePool
 from ..ops.quantized_conv import QuantizedConv
 from ..ops.quantized_mat_mul import QuantizedMatMul
 from ..ops.requantize import Requantize
@@ -351,6 +353,31 @@ def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     return Node(QuantizedAdd.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedAdd.domain, 1), after
 
 
+def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(x) -> AveragePool / GlobalAveragePool [-> ReLU / Clip] -> Q, x 8-bit per tensor: a QuantizedAveragePool
+    (int32 window sums requantized; a global pool is the window of the whole plane)."""
+    x = _dequantized(m, node.inputs[0])
+    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+        return "input not dequantized 8-bit per tensor"
+    x_q = x.node.inputs[0]
+    if not 3 <= len(x_q.shape) <= 5:
+        return "not 1-D to 3-D pooling"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None:
+        return "output not quantized per tensor (alone)"
+    after, activation, y = tail
+    y_q = after[-1].outputs[0]
+    ratio = np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0]))
+    if not ratio < 2.0 ** 20:
+        return "input scale far above the output's"
+    attrs = {name: node.attrs[name] for name in QuantizedAveragePool.attrs if node.attrs.get(name) is not None}
+    if node.attrs.get("kernel_shape") is None:  # global: the whole plane
+        attrs = {"kernel_shape": [int(d) for d in x_q.shape[2:]]}
+    lo, hi = _clamp(y, y_q.dtype, activation)
+    attrs.update(x_zero=int(x.zero[0]), y_zero=int(y.zero[0]), y_min=lo, y_max=hi, scale_ratio=float(ratio))
+    return Node(QuantizedAveragePool.op_type, node.name, [x_q], [y_q], attrs, QuantizedAveragePool.domain, 1), after
+
+
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
     """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
     return any(v is not None and _op(m.producers.get(id(v))) is not None
@@ -385,6 +412,8 @@ def run(graph: Graph) -> dict:
             found = _copies(m, node)
         elif op.quantized_form == "add":
             found = _add(m, node)
+        elif op.quantized_form == "average":
+            found = _average(m, node)
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):

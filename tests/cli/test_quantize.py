@@ -65,7 +65,7 @@ def test_quantizes_per_channel_and_reports_the_error_against_fp32(fp32, tmp_path
     outputs, report = build_and_run(int8, feeds, "host", tmp_path)
     compare(int8, outputs, reference(int8, feeds))
     assert report["passes"][0]["by_op"] == {"QuantizedConv": 4, "QuantizedMatMul": 1, "QuantizedAdd": 1, "MaxPool": 1,
-                                            "Concat": 1, "Requantize": 2}  # Concat's inputs have scales of their own
+                                            "Concat": 1, "Requantize": 2, "QuantizedAveragePool": 2}  # Concat's inputs have scales of their own
 
 
 @pytest.mark.parametrize("case,expect", [

@@ -213,3 +213,44 @@ def test_add_island_becomes_quantized_add(activation, y_min):
 def test_add_numbers_within_a_step(dtype, activation, target, tmp_path):
     x = {"x0": rand(1, 4, 5, 6, seed=7) * 4, "x1": rand(1, 4, 5, 6, seed=8) * 2}
     check_model(qdq_add(dtype, activation), x, target, tmp_path, rtol=0, atol=0.06 + 1e-6)  # one step of y
+
+
+def qdq_average(dtype=np.uint8, y_scale=0.05, **pool):
+    """x -> Q -> DQ -> AveragePool (or GlobalAveragePool without `pool` attributes) -> Q -> DQ -> y."""
+    shift = 128 if dtype == np.int8 else 0
+    inits = {"xs": np.float32(0.05), "xz": dtype(120 - shift), "ys": np.float32(y_scale), "yz": dtype(100 - shift)}
+    op = "AveragePool" if pool else "GlobalAveragePool"
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node(op, ["xf"], ["p"], name="pool", **pool),
+             helper.make_node("QuantizeLinear", ["p", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    out = [1, 5, 4, 5] if pool else [1, 5, 1, 1]
+    return make(nodes, [io("x", [1, 5, 7, 9])], [io("y", out)], [numpy_helper.from_array(a, n) for n, a in inits.items()])
+
+
+AVERAGES = {  # windows clipped by the padding (a table of multipliers by count), ceil_mode's last window, global
+    "padded": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "ceil_include_pad": dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1], ceil_mode=1, count_include_pad=1),
+    "global": {},
+}
+
+
+def test_average_pool_islands_run_on_the_integers():
+    for pool in AVERAGES.values():
+        graph = imported(qdq_average(**pool))
+        report = run_pass(graph, "lower_quantized_islands")
+        assert report["by_op"] == {"QuantizedAveragePool": 1} and report["left_in_float"] == []
+        node = next(n for n in graph.nodes if n.op_type == "QuantizedAveragePool")
+        assert node.inputs[0].dtype == node.outputs[0].dtype == np.uint8
+        assert (node.attrs["x_zero"], node.attrs["y_zero"]) == (120, 100)
+        assert node.attrs["kernel_shape"] == pool.get("kernel_shape", [7, 9])
+
+
+@pytest.mark.parametrize("case,dtype,y_scale", [("padded", np.uint8, 0.05), ("ceil_include_pad", np.int8, 0.03),
+                                                ("global", np.int8, 0.011)])
+def test_average_pool_numbers_within_a_step(case, dtype, y_scale, target, tmp_path):
+    """Against onnxruntime's float pool between DQ and Q: within one step of y (a rounding near a tie)."""
+    check_model(qdq_average(dtype, y_scale, **AVERAGES[case]), {"x": rand(1, 5, 7, 9, seed=9) * 4}, target,
+                tmp_path, rtol=0, atol=y_scale + 1e-6)
