@@ -23,16 +23,14 @@ import io
 import os
 import sys
 import tempfile
-import time
-import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from benchmarks.sweep import pass_summary, select_cases
+from benchmarks.sweep import Result, check_export, one_line, pass_summary, select_cases, sweep_cases, table, versions
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs are built here: nothing may come from the hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -41,6 +39,7 @@ RTOL, ATOL = 1e-3, 1e-4
 SEED = 0
 OPSET = 17
 SEQ, VOCAB, IMAGE = 8, 100, 32
+VERSIONS = ("transformers", "torch", "onnxscript", "onnxruntime", "onnx")
 EXPORTERS = ("legacy", "dynamo")  # the default run
 # dynamo-unoptimized: the dynamo exporter with optimize=False (its raw graph: CastLike, Identity, GatherND, IsNaN
 # left in), asked for by --exporters
@@ -62,18 +61,6 @@ class ExportOptions:
     opset: int = OPSET  # the legacy exporter's (below 14 needs attention="eager": SDPA has no older form)
     attention: str | None = None  # transformers' attn_implementation; None: its default (sdpa)
     dynamic: bool = False  # legacy: batch (and a text input's sequence) exported as named dims, set at build
-
-
-@dataclass
-class Result:
-    name: str
-    exporter: str
-    target: str
-    ops: list[str] = field(default_factory=list)
-    status: str = "not run"
-    max_error: float | None = None
-    build_seconds: float | None = None
-    reason: str = ""
 
 
 def _text_inputs(mask: bool = True) -> dict[str, np.ndarray]:
@@ -214,26 +201,10 @@ def export(case: Case, exporter: str, path: Path, options: ExportOptions = Expor
     return feeds
 
 
-def _one_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    text = " ".join(lines[:2]) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:300] if not isinstance(exc, _mlcc_error()) else text[:300]
-
-
-def _mlcc_error():
-    from mlcc.errors import MlccError
-
-    return MlccError
-
-
 def run_case(case: Case, exporter: str, targets: list[str], work: Path,
              options: ExportOptions = ExportOptions()) -> list[Result]:
     """Export with one exporter, build for each target, run, compare; one Result per target."""
     import onnx
-
-    from mlcc import runners
-    from mlcc.pipeline import BuildOptions, build
-    from mlcc.verify import compare, reference_outputs
 
     results = [Result(case.name, exporter, t) for t in targets]
     path = work / f"{case.name}-{exporter}.onnx"
@@ -245,53 +216,11 @@ def run_case(case: Case, exporter: str, targets: list[str], work: Path,
         return results
     except Exception as exc:  # the exporter's own failure: reported, not ours to fix
         for r in results:
-            r.status, r.reason = "export failed", _one_line(exc)
+            r.status, r.reason = "export failed", one_line(exc)
         return results
-    model = onnx.load(str(path))
-    ops = sorted({n.op_type for n in model.graph.node})
-    declared = {i.name for i in model.graph.input}
+    declared = {i.name for i in onnx.load(str(path)).graph.input}
     feeds = {k: v for k, v in feeds.items() if k in declared}  # an exporter may drop an input it never reads
-    names = [o.name for o in model.graph.output]
-    dims = {d.dim_param: feeds[i.name].shape[axis] for i in model.graph.input if i.name in feeds
-            for axis, d in enumerate(i.type.tensor_type.shape.dim) if d.dim_param}  # the inputs' own sizes
-    try:
-        expected, _ = reference_outputs(model, feeds, names)
-    except Exception as exc:
-        for r in results:
-            r.ops, r.status, r.reason = ops, "export failed", f"onnxruntime refuses the export: {_one_line(exc)}"
-        return results
-    for r in results:
-        r.ops = ops
-        start = time.perf_counter()
-        try:
-            out_dir, _ = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{exporter}-{r.target}",
-                                                  dims=dims))
-            r.build_seconds = time.perf_counter() - start
-            got = runners.load(out_dir).run(feeds)
-        except Exception as exc:
-            r.build_seconds = r.build_seconds or time.perf_counter() - start
-            r.status, r.reason = "build failed", _one_line(exc)
-            continue
-        worst, bad = 0.0, []
-        for name in names:
-            result = compare(got[name], expected[name], RTOL, ATOL)
-            worst = max(worst, result.max_abs)
-            if not result.ok:
-                bad.append(f"{name}: max abs err {result.max_abs:.3g}")
-        r.max_error = worst
-        r.status, r.reason = ("mismatch", "; ".join(bad)) if bad else ("pass", "")
-    return results
-
-
-def table(results: list[Result]) -> str:
-    lines = ["| model | exporter | target | op types | status | max error | build s | failure reason |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        error = "" if r.max_error is None else f"{r.max_error:.2g}"
-        seconds = "" if r.build_seconds is None else f"{r.build_seconds:.1f}"
-        lines.append(f"| {r.name} | {r.exporter} | {r.target} | {len(r.ops) or ''} | {r.status} | {error} | "
-                     f"{seconds} | {r.reason.replace('|', '/')} |")
-    return "\n".join(lines)
+    return check_export(path, feeds, results, work, RTOL, ATOL)
 
 
 def summary(results: list[Result]) -> str:
@@ -304,20 +233,9 @@ def select(fast: bool = False, only: list[str] | None = None) -> list[Case]:
 
 def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, progress=None,
           options: ExportOptions = ExportOptions()) -> list[Result]:
-    results = []
-    for case in cases:
-        wanted = [t for t in targets if t == "host" or case.wasm]
-        for exporter in exporters:
-            try:
-                got = run_case(case, exporter, wanted, work, options)
-            except Exception:  # a bug in the sweep itself: keep going, say where
-                got = [Result(case.name, exporter, t, status="sweep error",
-                              reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
-            results += got
-            if progress:
-                for r in got:
-                    progress(f"{r.name:16} {r.exporter:7} {r.target:7} {r.status:13} {r.reason[:100]}")
-    return results
+    return sweep_cases([(c, e) for c in cases for e in exporters],
+                       lambda case, exporter, wanted: run_case(case, exporter, wanted, work, options),
+                       targets, progress, name_width=16)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,25 +264,13 @@ def main(argv: list[str] | None = None) -> int:
         results = sweep(cases, exporters, targets, work,
                         progress=lambda line: print(line, file=sys.stderr, flush=True),
                         options=ExportOptions(args.opset, args.attention, args.dynamic))
-    text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {_versions()}\n"
+    text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {versions(VERSIONS)}\n"
     print(text)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text("# Hugging Face transformers sweep\n\n`python -m benchmarks.sweep.hf_models "
                                  f"--markdown {args.markdown}`\n\n{text}")
     return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
-
-
-def _versions() -> str:
-    from importlib import metadata
-
-    found = []
-    for package in ("transformers", "torch", "onnxscript", "onnxruntime", "onnx"):
-        try:
-            found.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{package} absent")
-    return ", ".join(found)
 
 
 if __name__ == "__main__":

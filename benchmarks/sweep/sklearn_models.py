@@ -17,22 +17,30 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from benchmarks.sweep import pass_summary, select_cases
+from benchmarks.sweep import (
+    Result,
+    check_builds,
+    one_line,
+    pass_summary,
+    select_cases,
+    sweep_cases,
+    table as tables,
+    versions,
+)
 
 RTOL, ATOL = 1e-4, 1e-5
 SEED = 0
 ONNXMLTOOLS_OPSET = 15  # the newest onnxmltools 1.16 converts to
 LGBM_LABEL = "built for one row: onnxmltools declares the label output [1]"
 ROWS_TRAIN, ROWS_TEST, FEATURES = 200, 32, 8
+VERSIONS = ("scikit-learn", "skl2onnx", "onnxmltools", "lightgbm", "xgboost", "onnxruntime", "onnx")
 
 
 @dataclass
@@ -46,18 +54,6 @@ class Case:
     one_row: str = ""  # why the model is built for one row and run row by row (its declared outputs say so)
     bool_flags: bool = False  # the converter passes numpy bools where onnx wants ints: see _int_flags
     missing: bool = False  # some test values are NaN (the trees' missing-value branches)
-
-
-@dataclass
-class Result:
-    name: str
-    converter: str
-    target: str
-    ops: list[str] = field(default_factory=list)
-    status: str = "not run"
-    max_error: float | None = None
-    build_seconds: float | None = None
-    reason: str = ""
 
 
 def _cases() -> list[Case]:
@@ -194,18 +190,11 @@ def export(case: Case, estimator, x: np.ndarray):
     return convert_xgboost(estimator, initial_types=types, target_opset=ONNXMLTOOLS_OPSET)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:300]
-
-
 def run_case(case: Case, targets: list[str], work: Path) -> list[Result]:
     """Train, export, build for each target, run, compare; one Result per target."""
     import onnx
 
-    from mlcc import runners
-    from mlcc.pipeline import BuildOptions, build
-    from mlcc.verify import compare, reference_outputs
+    from mlcc.verify import reference_outputs
 
     results = [Result(case.name, case.converter, t) for t in targets]
     try:
@@ -223,7 +212,7 @@ def run_case(case: Case, targets: list[str], work: Path) -> list[Result]:
         return results
     except Exception as exc:  # the converter's own failure: reported, not ours to fix
         for r in results:
-            r.status, r.reason = "export failed", _one_line(exc)
+            r.status, r.reason = "export failed", one_line(exc)
         return results
     ops = sorted({n.op_type for n in model.graph.node})
     path = work / f"{case.name}.onnx"
@@ -236,39 +225,18 @@ def run_case(case: Case, targets: list[str], work: Path) -> list[Result]:
     note = "; ".join(n for n in (case.one_row, BOOL_FLAGS if case.bool_flags else "",
                                  "a third of the rows hold NaNs" if case.missing else "") if n)
     for r in results:
-        r.ops, r.reason = ops, note
-        start = time.perf_counter()
-        try:
-            out_dir, report = build(path, BuildOptions(target=r.target, out_dir=work / f"{case.name}-{r.target}",
-                                                       shapes={input_name: (rows, *x_test.shape[1:])}))
-            r.build_seconds = time.perf_counter() - start
-            loaded = runners.load(out_dir)
-            parts = [loaded.run({input_name: x_test[i:i + rows]}) for i in range(0, len(x_test), rows)]
-            got = {name: np.concatenate([part[name] for part in parts]) for name in names}
-        except Exception as exc:
-            r.build_seconds = r.build_seconds or time.perf_counter() - start
-            r.status, r.reason = "build failed", _one_line(exc)
-            continue
-        worst, bad = 0.0, []
-        for name in names:
-            result = compare(got[name], expected[name], RTOL, ATOL)
-            worst = max(worst, result.max_abs)
-            if not result.ok:
-                bad.append(f"{name}: max abs err {result.max_abs:.3g}")
-        r.max_error = worst
-        r.status, r.reason = ("mismatch", "; ".join(n for n in (*bad, note) if n)) if bad else ("pass", note)
-    return results
+        r.ops = ops
+
+    def run(loaded):
+        parts = [loaded.run({input_name: x_test[i:i + rows]}) for i in range(0, len(x_test), rows)]
+        return {name: np.concatenate([part[name] for part in parts]) for name in names}
+
+    return check_builds(path, results, expected, work, run, RTOL, ATOL, note=note,
+                        build_args=dict(shapes={input_name: (rows, *x_test.shape[1:])}))
 
 
 def table(results: list[Result]) -> str:
-    lines = ["| model | converter | target | ops | status | max error | build s | failure reason or note |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        error = "" if r.max_error is None else f"{r.max_error:.2g}"
-        seconds = "" if r.build_seconds is None else f"{r.build_seconds:.1f}"
-        lines.append(f"| {r.name} | {r.converter} | {r.target} | {', '.join(r.ops)} | {r.status} | {error} | "
-                     f"{seconds} | {r.reason.replace('|', '/')} |")
-    return "\n".join(lines)
+    return tables(results, source="converter", ops_listed=True)
 
 
 def summary(results: list[Result]) -> str:
@@ -280,19 +248,8 @@ def select(fast: bool = False, only: list[str] | None = None) -> list[Case]:
 
 
 def sweep(cases: list[Case], targets: list[str], work: Path, progress=None) -> list[Result]:
-    results = []
-    for case in cases:
-        wanted = [t for t in targets if t == "host" or case.wasm]
-        try:
-            got = run_case(case, wanted, work)
-        except Exception:  # a bug in the sweep itself: keep going, say where
-            got = [Result(case.name, case.converter, t, status="sweep error",
-                          reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
-        results += got
-        if progress:
-            for r in got:
-                progress(f"{r.name:18} {r.target:7} {r.status:12} {r.reason[:100]}")
-    return results
+    return sweep_cases([(c, c.converter) for c in cases], lambda case, _, wanted: run_case(case, wanted, work),
+                       targets, progress)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,26 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         results = sweep(cases, targets, work, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    versions = _versions()
-    text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {versions}\n"
+    text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {versions(VERSIONS)}\n"
     print(text)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text("# scikit-learn sweep\n\n`python -m benchmarks.sweep.sklearn_models --markdown "
                                  f"{args.markdown}`\n\n{text}")
     return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
-
-
-def _versions() -> str:
-    from importlib import metadata
-
-    found = []
-    for package in ("scikit-learn", "skl2onnx", "onnxmltools", "lightgbm", "xgboost", "onnxruntime", "onnx"):
-        try:
-            found.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{package} absent")
-    return ", ".join(found)
 
 
 if __name__ == "__main__":

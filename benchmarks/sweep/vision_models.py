@@ -24,14 +24,19 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.sweep import pass_summary, select_cases
+from benchmarks.sweep import (
+    Result,
+    check_export as sweep_check_export,
+    pass_summary,
+    select_cases,
+    sweep_cases,
+    table,
+    versions,
+)
 from benchmarks.sweep.vision_export import ALL_EXPORTERS, CASES, EXPORTERS, Case
 
 RTOL, ATOL = 1e-3, 1e-4
@@ -39,19 +44,6 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".cache" / "vision-export-venv"
 EXPORTS = ROOT / ".cache" / "vision-sweep"
 VENV_PACKAGES = (["torch==2.14.1", "torchvision==0.29.1"], ["timm", "onnx", "onnxscript"])
-
-
-@dataclass
-class Result:
-    name: str
-    exporter: str
-    target: str
-    ops: list[str] = field(default_factory=list)
-    status: str = "not run"
-    max_error: float | None = None
-    largest_output: float | None = None  # the reference's largest |value|: what the error is measured against
-    build_seconds: float | None = None
-    reason: str = ""
 
 
 def _venv_python(venv: Path) -> Path:
@@ -84,14 +76,6 @@ def export_all(cases: list[Case], exporters: list[str], exports: Path = EXPORTS,
     subprocess.run(command + (["--force"] if force else []), check=True, env=env, cwd=ROOT)
 
 
-def _one_line(exc: BaseException) -> str:
-    from mlcc.errors import MlccError
-
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    text = " ".join(lines[:2]) or type(exc).__name__
-    return text[:300] if isinstance(exc, MlccError) else f"{type(exc).__name__}: {text}"[:300]
-
-
 def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work: Path,
              keep: bool = True) -> list[Result]:
     """Builds one cached export for each target, runs it, compares with onnxruntime; one Result per target."""
@@ -115,64 +99,9 @@ def run_case(case: Case, exporter: str, targets: list[str], exports: Path, work:
 def check_export(path: Path, feeds: dict[str, np.ndarray], results: list[Result], work: Path,
                  keep: bool = True) -> list[Result]:
     """Builds the ONNX file at `path` for each result's target, runs it on `feeds` and compares with
-    onnxruntime, filling in the results; without `keep` each build folder goes once checked (the whole
-    sweep's builds take about 10 GB)."""
-    import shutil
-
-    import onnx
-
-    from mlcc import runners
-    from mlcc.pipeline import BuildOptions, build
-    from mlcc.verify import compare, reference_outputs
-
-    model = onnx.load(str(path))
-    ops = sorted({n.op_type for n in model.graph.node})
-    names = [o.name for o in model.graph.output]
-    dims = {d.dim_param: feeds[i.name].shape[axis] for i in model.graph.input if i.name in feeds
-            for axis, d in enumerate(i.type.tensor_type.shape.dim) if d.dim_param}  # the input's own sizes
-    try:
-        expected, _ = reference_outputs(model, feeds, names)
-    except Exception as exc:
-        for r in results:
-            r.ops, r.status, r.reason = ops, "export failed", f"onnxruntime refuses the export: {_one_line(exc)}"
-        return results
-    for r in results:
-        r.ops = ops
-        start = time.perf_counter()
-        out_dir = work / f"{r.name}-{r.exporter}-{r.target}"
-        try:
-            build(path, BuildOptions(target=r.target, out_dir=out_dir, dims=dims))
-            r.build_seconds = time.perf_counter() - start
-            got = runners.load(out_dir).run(feeds)
-        except Exception as exc:
-            r.build_seconds = r.build_seconds or time.perf_counter() - start
-            r.status, r.reason = "build failed", _one_line(exc)
-            continue
-        finally:
-            if not keep:
-                shutil.rmtree(out_dir, ignore_errors=True)
-        worst, largest, bad = 0.0, 0.0, []
-        for name in names:
-            magnitude = float(np.max(np.abs(expected[name]))) if expected[name].size else 0.0
-            result = compare(got[name], expected[name], RTOL, ATOL * max(1.0, magnitude))
-            worst, largest = max(worst, result.max_abs), max(largest, magnitude)
-            if not result.ok:
-                bad.append(f"{name}: max abs err {result.max_abs:.3g} (largest |output| {magnitude:.3g})")
-        r.max_error, r.largest_output = worst, largest
-        r.status, r.reason = ("mismatch", "; ".join(bad)) if bad else ("pass", "")
-    return results
-
-
-def table(results: list[Result]) -> str:
-    lines = ["| model | exporter | target | op types | status | max error | max \\|output\\| | build s | failure reason |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        error = "" if r.max_error is None else f"{r.max_error:.2g}"
-        largest = "" if r.largest_output is None else f"{r.largest_output:.2g}"
-        seconds = "" if r.build_seconds is None else f"{r.build_seconds:.1f}"
-        lines.append(f"| {r.name} | {r.exporter} | {r.target} | {len(r.ops) or ''} | {r.status} | {error} | "
-                     f"{largest} | {seconds} | {r.reason.replace('|', '/')} |")
-    return "\n".join(lines)
+    onnxruntime (atol scaled by each output's largest magnitude), filling in the results; without `keep` each
+    build folder goes once checked (the whole sweep's builds take about 10 GB)."""
+    return sweep_check_export(path, feeds, results, work, RTOL, ATOL, scale_atol=True, keep=keep)
 
 
 def cases_table(cases: list[Case]) -> str:
@@ -192,20 +121,9 @@ def select(only: list[str] | None = None) -> list[Case]:
 
 def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Path, exports: Path = EXPORTS,
           progress=None, keep: bool = True) -> list[Result]:
-    results = []
-    for case in cases:
-        wanted = [t for t in targets if t == "host" or case.wasm]
-        for exporter in exporters:
-            try:
-                got = run_case(case, exporter, wanted, exports, work, keep)
-            except Exception:  # a bug in the sweep itself: keep going, say where
-                got = [Result(case.name, exporter, t, status="sweep error",
-                              reason=traceback.format_exc().strip().splitlines()[-1][:300]) for t in wanted]
-            results += got
-            if progress:
-                for r in got:
-                    progress(f"{r.name:28} {r.exporter:7} {r.target:7} {r.status:13} {r.reason[:100]}")
-    return results
+    return sweep_cases([(c, e) for c in cases for e in exporters],
+                       lambda case, exporter, wanted: run_case(case, exporter, wanted, exports, work, keep),
+                       targets, progress, name_width=28)
 
 
 def _export_versions(exports: Path, cases: list[Case], exporters: list[str]) -> str:
@@ -217,12 +135,6 @@ def _export_versions(exports: Path, cases: list[Case], exporters: list[str]) -> 
             if meta.exists():
                 return json.loads(meta.read_text()).get("versions", "")
     return ""
-
-
-def _versions() -> str:
-    from importlib import metadata
-
-    return ", ".join(f"{p} {metadata.version(p)}" for p in ("onnxruntime", "onnx"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         results = sweep(cases, exporters, targets, work, args.exports,
                         progress=lambda line: print(line, file=sys.stderr, flush=True), keep=args.work is not None)
     text = (f"{table(results)}\n\n{summary(results)}\n\nExported with {_export_versions(args.exports, cases, exporters)}"
-            f" (a separate venv); checked with {_versions()}\n")
+            f" (a separate venv); checked with {versions(('onnxruntime', 'onnx'))}\n")
     print(text)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
