@@ -100,7 +100,8 @@ def _build(flags: list[str], variant, runtimes: dict[str, Path], out: Path) -> N
                      if line.startswith("file")), None)
         if file is None:
             sys.exit(f"error: variant {variant.name!r} is not in {family}/manifest.toml of version {side}")
-        renames = [f"-Dmlcc_f32_gemm=gemm_{side}", f"-Dmlcc_f32_gemm_pack_b=pack_b_{side}",
+        renames = [f"-Dmlcc_f32_gemm=gemm_{side}", f"-Dmlcc_f32_gemm_part=gemm_part_{side}",
+                   f"-Dmlcc_f32_gemm_pack_b=pack_b_{side}",
                    f"-Dmlcc_f32_gemm__reference=reference_{side}",
                    f"-Dmlcc_f32_gemm_config_{variant.name}=config_{side}",
                    f"-Dmlcc_f32_gemm_ukernel_{tile}=tile_{side}",

@@ -7,7 +7,9 @@
  * Tried and slower or no better in wasmtime 50 (benchmarks/gemm.py, thread CPU, 5-7 interleaved rounds):
  * k unrolled by 2 or 4, 5x8 and 6x8 (A as two overlapping loads), 2x16. Cranelift keeps loads in the
  * module's order and sinks arithmetic to its first use, so an unrolled body loads all its B and A up front
- * and spills accumulators; 5x8 needs all 16 registers and spilled 4. On x86 the kernel is bound by its
+ * and spills accumulators; 5x8 needs all 16 registers and spilled 4. Over broadcast-packed A: 3x12 (9
+ * accumulators + 6 loads) no faster on BERT's products (128x384x384 .. 128x1536x384, 0.95-1.05x), 6x8 and
+ * 12x4 spill (a step's 8 or 13 loads all live at once next to the accumulators). On x86 the kernel is bound by its
  * multiplies, adds and lane shuffles (20 per step of k for 64 flops). */
 #if defined(__wasm_simd128__)
 #include "mlcc/kernels/f32-gemm.h"
@@ -20,6 +22,11 @@
 #define TILE mlcc_f32_gemm_ukernel_4x8__wasmsimd
 #define ROW mlcc_f32_gemm_ukernel_1x8__wasmsimd
 #define CONFIG mlcc_f32_gemm_config_4x8__wasmsimd
+/* A single row (a GEMV) streams two panels of B at a time, not four: Cranelift keeps a loop body's loads first
+ * (a wasm load may trap) and its pure arithmetic at the back edge, so 8 loads of B + 8 accumulators + the
+ * broadcast spilled every step. 1x1024x1024, 1x1024x784, 1x1280x1000 with bias + ReLU in wasmtime 50: 0.79-0.80x
+ * the time (benchmarks/gemm_ab.py, minimum of 60 alternating calls; bit-identical outputs). */
+#define ROW_PANELS_AT_ONCE 2
 
 /* acc += A * w over kc steps of a packed micro-panel: A's (row i, step p) at a[p * MR + i], w kc rows of NR */
 static inline void accumulate_packed(mlcc_f32v acc[MR][NR / 4], size_t kc, const float *a,

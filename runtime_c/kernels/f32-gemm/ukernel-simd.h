@@ -9,7 +9,8 @@
  * then asks the driver to pack row-major A too; and ACCUMULATE_BROADCAST(acc, kc, a, w), its loop over a
  * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products;
  * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over one panel and a row of A in place (k 1 apart)
- * into acc[4][NV].
+ * into acc[4][NV]; and ROW_PANELS_AT_ONCE 2, where four panels' accumulators and loads of B outnumber the
+ * registers, so the row kernel streams four panels as two passes of two (the same sums, in the same order).
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -299,7 +300,14 @@ void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RE
          const float *residual)
 {
     if (nr > 3 * NR) {
+#if defined(ROW_PANELS_AT_ONCE) && ROW_PANELS_AT_ONCE == 2  /* A read twice, B still once */
+        row_panels(2, 2 * NR, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
+        row_panels(2, nr - 2 * NR, kc, a, a_cs, w + 2 * w_panel, w_panel, c + 2 * NR,
+                   init == NULL ? NULL : init + 2 * NR, alpha, e,
+                   residual == NULL ? NULL : residual + 2 * NR * e->residual_cs);
+#else
         row_panels(4, nr, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
+#endif
     } else if (nr > 2 * NR) {
         row_panels(3, nr, kc, a, a_cs, w, w_panel, c, init, alpha, e, residual);
     } else if (nr > NR) {
