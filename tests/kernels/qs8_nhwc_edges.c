@@ -60,6 +60,12 @@ int main(void) {
 #if defined(__AVX2__)
         {"packed avx2", mlcc_qs8_packed_gemm__avx2},
 #endif
+#if defined(__wasm_simd128__) && defined(__wasm_relaxed_simd__)
+        {"packed wasmrelaxed", mlcc_qs8_packed_gemm__wasmrelaxed},
+#endif
+#if defined(__wasm_simd128__)
+        {"packed wasmsimd", mlcc_qs8_packed_gemm__wasmsimd},
+#endif
         {"packed reference", mlcc_qs8_packed_gemm__reference},
     };
     static const size_t ms[] = {1, 2, 3, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};

@@ -179,8 +179,8 @@ def _quantized_block(tmp_path):
 
 def test_integer_convolutions_run_channels_last_where_the_target_has_kernels_for_it(tmp_path):
     """x86_64 has qs8-packed's AVX2 GEMM: the integer convolutions, depthwise included, and the per-tensor Q / DQ
-    around the float ops between them run channels-last with no Transpose inside; wasm32 (no qs8-packed form
-    on SIMD128, a channel-major one in qs8-gemm) keeps them channel-major. Numerics: tests/quantized."""
+    around the float ops between them run channels-last with no Transpose inside; riscv64 (no qs8-packed form
+    on RVV, a row one in qs8-gemm) keeps them channel-major. Numerics: tests/quantized."""
     model, graph = _quantized_block(tmp_path)
     run_pass(graph, "choose_layout", target="x86_64")
     convs = [n for n in graph.nodes if n.op_type == "QuantizedConv"]
@@ -188,5 +188,5 @@ def test_integer_convolutions_run_channels_last_where_the_target_has_kernels_for
     transposes = [n for n in graph.nodes if n.op_type == "Transpose"]
     assert len(transposes) == 1 and transposes[0].inputs[0].name == "x"  # the graph input, once
     _, graph = _quantized_block(tmp_path)
-    run_pass(graph, "choose_layout", target="wasm32")
+    run_pass(graph, "choose_layout", target="riscv64")
     assert all(n.attrs.get("layout") != "NHWC" for n in graph.nodes if n.op_type == "QuantizedConv")
