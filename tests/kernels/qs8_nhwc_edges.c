@@ -66,6 +66,12 @@ int main(void) {
 #if defined(__wasm_simd128__)
         {"packed wasmsimd", mlcc_qs8_packed_gemm__wasmsimd},
 #endif
+#if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
+        {"packed neondot", mlcc_qs8_packed_gemm__neondot},
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+        {"packed neon", mlcc_qs8_packed_gemm__neon},
+#endif
         {"packed reference", mlcc_qs8_packed_gemm__reference},
     };
     static const size_t ms[] = {1, 2, 3, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};
@@ -103,6 +109,9 @@ int main(void) {
 #endif
 #if defined(__AVX2__)
         {"dwconv avx2", mlcc_qs8_dwconv_nhwc__avx2},
+#endif
+#if defined(__ARM_NEON)
+        {"dwconv neon", mlcc_qs8_dwconv_nhwc__neon},
 #endif
 #if defined(__wasm_simd128__)
         {"dwconv wasmsimd", mlcc_qs8_dwconv_nhwc__wasmsimd},

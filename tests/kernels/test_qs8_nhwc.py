@@ -18,7 +18,7 @@ CONV_CASES = 4 * 2
 
 
 @pytest.mark.parametrize("target_name,gemms,dwconvs", [("x86_64", 2, 1), ("x86_64-avx512", 2, 2), ("x86_64-avx512-vnni", 3, 2),
-                                                         ("wasm32", 2, 1), ("wasm32-relaxed", 3, 1),
+                                                         ("wasm32", 2, 1), ("wasm32-relaxed", 3, 1), ("aarch64", 2, 1), ("aarch64-dotprod", 3, 1),
                                                          ("x86_64-baseline", 1, 0)])
 def test_forms_match_reference(target_name, gemms, dwconvs, tmp_path):
     output = run_harness(target_name, HARNESS, kernel_sources("qs8-gemm", "qs8-packed", "qs8-dwconv"), tmp_path)

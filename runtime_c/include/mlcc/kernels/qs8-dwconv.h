@@ -27,6 +27,9 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
 void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                 uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                 const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_dwconv_nhwc__neon(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                                uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
+                                const struct mlcc_qs8_requant *rq);
 void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                     uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                     const struct mlcc_qs8_requant *rq);

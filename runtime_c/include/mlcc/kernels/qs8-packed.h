@@ -34,6 +34,10 @@ void mlcc_qs8_packed_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t 
                                     const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
 void mlcc_qs8_packed_gemm__wasmrelaxed(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                        const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_packed_gemm__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                   const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_packed_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
 
 /* A convolution (one group) of one NHWC image x to NHWC y through `gemm`: a 1x1 convolution with stride 1 and
  * no padding multiplies x in place (rows are pixels); otherwise the patches of `rows` output pixels at a time
