@@ -251,6 +251,12 @@ def same(a, b) -> bool:
     return a == b
 
 
+def is_zero(value) -> bool:
+    """Exactly 0 at every size: a run-time extent whose range starts at 0 is not (its code stays, and moves
+    nothing at 0)."""
+    return not isinstance(value, Sym) and value == 0
+
+
 def is_one(value) -> bool:
     """Exactly 1 at every size: a run-time extent never is (its loop stays, and runs once at size 1)."""
     return not isinstance(value, Sym) and value == 1

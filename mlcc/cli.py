@@ -61,22 +61,29 @@ def _parse_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
         if not sep or not name:
             raise UsageError(f"--shape {text!r}: expected INPUT=D0,D1,...")
         shape = tuple(extents.parse_range(d.strip(), f"--shape {text!r}") for d in dims.split(",")) if dims.strip() else ()
-        if any(not 0 < d <= _MAX_DIM for given in shape for d in (given if isinstance(given, tuple) else (given,))):
+        if not all(_dim_ok(given) for given in shape):
             raise UsageError(f"--shape {text!r}: every dim must be a positive whole number up to {_MAX_DIM} "
-                             "(or a range MIN..MAX of them)")
+                             "(or a range MIN..MAX of them, MIN from 0)")
         shapes[name] = shape
     return shapes
+
+
+def _dim_ok(given: int | tuple[int, int]) -> bool:
+    """A fixed dim is positive; a range may start at 0 (a KV cache's empty past)."""
+    low, high = given if isinstance(given, tuple) else (given, given)
+    return (0 <= low if isinstance(given, tuple) else 0 < low) and high <= _MAX_DIM
 
 
 def _parse_dims(values: tuple[str, ...]) -> dict[str, int | tuple[int, int]]:
     dims = {}
     for text in values:
         name, sep, value = text.rpartition("=")
-        expected = f"--dim {text!r}: expected SYMBOL=N or SYMBOL=MIN..MAX with positive whole numbers up to {_MAX_DIM}"
+        expected = (f"--dim {text!r}: expected SYMBOL=N or SYMBOL=MIN..MAX with positive whole numbers up to {_MAX_DIM} "
+                    "(MIN from 0)")
         if not sep or not name or not value.replace("..", "").strip().isdigit():
             raise UsageError(expected)
         given = extents.parse_range(value.strip(), f"--dim {text!r}")
-        if any(not 0 < d <= _MAX_DIM for d in (given if isinstance(given, tuple) else (given,))):
+        if not _dim_ok(given):
             raise UsageError(expected)
         dims[name] = given
     return dims

@@ -37,7 +37,7 @@ class Variable:
 
 
 def parse_range(text: str, what: str) -> int | tuple[int, int]:
-    """`N` or `MIN..MAX` (whole numbers, 0 < MIN < MAX)."""
+    """`N` or `MIN..MAX` (whole numbers, 0 <= MIN < MAX: a KV cache's past length starts at 0)."""
     low, sep, high = text.partition("..")
     try:
         if not sep:
@@ -45,8 +45,8 @@ def parse_range(text: str, what: str) -> int | tuple[int, int]:
         low_n, high_n = int(low), int(high)
     except ValueError:
         raise UsageError(f"{what}: dims must be whole numbers N or ranges MIN..MAX, separated by commas") from None
-    if not 0 < low_n < high_n:
-        raise UsageError(f"{what}: a range MIN..MAX needs 0 < MIN < MAX (got {low_n}..{high_n})")
+    if not 0 <= low_n < high_n:
+        raise UsageError(f"{what}: a range MIN..MAX needs 0 <= MIN < MAX (got {low_n}..{high_n})")
     return (low_n, high_n)
 
 
@@ -184,6 +184,7 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     seen: dict[int, Value] = {}
     pending: dict[int, tuple] = {}
     corner_constants: list[Value] = []
+    irregular: list[Value] = []
     found = {"variable_values": 0, "variable_attrs": 0, "prefix_constants": 0}
     for alike in zip(*value_lists[:corners]):
         value = alike[0]
@@ -207,6 +208,7 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
             kind = _check_constant(value, alike, fitter, present)
             found["prefix_constants"] += kind == 1
             corner_constants += [value] if kind == 2 else []
+            irregular += [value] if kind == 3 else []
 
     for node in node_lists[0]:
         for value in node.outputs:
@@ -217,8 +219,10 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
         raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
                          f"{', '.join(v.name for v in variables)} ({_describe(present, shapes)}); build it at fixed sizes")
 
+    found["unfolded_nodes"] = _unfold(graphs, irregular, fitter, points, corner_constants, variables)
     _corner_copies(graphs[0], corner_constants)
     found["corner_constants"] = len(corner_constants)
+    found["size_values"] = _size_values(graphs[0])
     check_nodes = [{n.name: n for n in nodes} for nodes in node_lists[corners:]]
     for nodes in zip(*node_lists[:corners]):
         node = nodes[0]
@@ -323,7 +327,8 @@ def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, poin
     """A constant whose data changes with the size: integers of a fixed shape are shape arithmetic (each
     element fitted; `Value.variable_data`); a varying shape must be a prefix of the maximum's data (stored
     once, read as far as the size reaches), or else its leading corner (a causal mask: copied out at run time,
-    see _corner_copies). Returns 1 for a prefix constant, 2 for a corner one."""
+    see _corner_copies), or else computed at run time by the nodes that folded it (see _unfold). Returns 1 for
+    a prefix constant, 2 for a corner one, 3 for one to unfold."""
     datas = [np.ascontiguousarray(v.data) for v in same]
     if all(d.shape == datas[0].shape and np.array_equal(d, datas[0]) for d in datas):
         return 0
@@ -339,6 +344,8 @@ def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, poin
     largest = datas[0]
     if all(d.ndim == largest.ndim and np.array_equal(largest[tuple(slice(0, n) for n in d.shape)], d) for d in datas):
         return 2
+    if all(v.folded_by is not None for v in same):
+        return 3  # computed at run time instead: see _unfold
     raise ShapeError(f"constant {value.name!r}, folded at build time, changes with the size in a way one stored "
                      f"tensor cannot serve (shapes {_describe(points, [d.shape for d in datas])}); build it at "
                      "fixed sizes")
@@ -355,6 +362,97 @@ def _corner_copies(graph: Graph, values: list[Value]) -> None:
         graph.nodes.insert(0, Node("Slice", f"{value.name}_corner",
                                    [largest, ints("starts", [0] * rank), ints("ends", list(value.shape)),
                                     ints("axes", list(range(rank)))], [value], opset=13))
+
+
+def _folded_by_name(graph: Graph) -> dict[str, Value]:
+    """The graph's values by name, and every value the frontend folded on the way to its constants."""
+    found: dict[str, Value] = {}
+    stack = [*graph.inputs, *graph.outputs, *(v for n in _nodes(graph) for v in _values(n))]
+    while stack:
+        value = stack.pop()
+        if value is None or value.name in found:
+            continue
+        found[value.name] = value
+        if value.folded_by is not None:
+            stack += [v for v in [*value.folded_by.inputs, *value.folded_by.outputs] if v is not None]
+    return found
+
+
+def _unfold(graphs: list[Graph], irregular: list[Value], fitter: _Fitter, points, corner_constants: list[Value],
+            variables) -> int:
+    """Constants folded at build time that no one stored tensor serves (the position embedding of a KV cache's
+    new token: the row at the past length) are computed at run time: the nodes the frontend folded them with go
+    back at the start of the maximum's graph, down to inputs one stored tensor serves (the same at every size,
+    a prefix, a corner, or integers fitted element by element: shape arithmetic). Returns the nodes put back."""
+    if not irregular:
+        return 0
+    maps = [_folded_by_name(g) for g in graphs]
+    placed: list[Node] = []
+    visited: set[int] = set()
+
+    def alike(value: Value) -> tuple[Value, ...]:
+        same = tuple(m.get(value.name) for m in maps)
+        if any(s is None for s in same):
+            raise ShapeError(f"constant {value.name!r} changes with the size and is not folded alike at every size; "
+                             "build it at fixed sizes")
+        return same
+
+    def fit_extents(value: Value, same: tuple[Value, ...]) -> None:
+        if len({len(v.shape) for v in same}) != 1:
+            raise ShapeError(f"tensor {value.name!r} changes rank with the size ({_describe(points, [v.shape for v in same])})")
+        extents = [fitter.fit([int(v.shape[axis]) for v in same]) for axis in range(len(value.shape))]
+        if any(e is None for e in extents):
+            raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
+                             f"{', '.join(v.name for v in variables)} ({_describe(points, [v.shape for v in same])}); "
+                             "build it at fixed sizes")
+        value.extents = tuple(extents) if any(isinstance(e, Sym) for e in extents) else None
+
+    def visit(value: Value) -> None:
+        node = value.folded_by
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        for given in node.inputs:
+            if given is None or not given.is_const:
+                continue
+            same = alike(given)
+            fit_extents(given, same)
+            kind = _check_constant(given, same, fitter, points)
+            if kind == 3:
+                visit(given)
+            elif kind == 2 and all(given is not c for c in corner_constants):
+                corner_constants.append(given)
+        for out in node.outputs:
+            fit_extents(out, alike(out))
+            out.data, out.folded_by = None, None
+        placed.append(node)  # after the nodes computing its inputs
+
+    for value in irregular:
+        visit(value)
+    graphs[0].nodes[0:0] = placed
+    return len(placed)
+
+
+def _size_values(graph: Graph) -> int:
+    """Folded integers fitted element by element (`Value.variable_data`) that a node reads as data, not as a
+    build-time parameter (a position id, not a Reshape's shape), are written at run time by a SizeValues node
+    at the graph's start. Returns how many."""
+    from . import ops
+
+    made: dict[int, Value] = {}
+    for node in list(graph.nodes):
+        op = ops.of(node)
+        parameters = set(op.parameter_operands) | set(op.shape_operands) if op is not None else set()
+        for index, given in enumerate(node.inputs):
+            if given is None or given.variable_data is None or index in parameters:
+                continue
+            if id(given) not in made:
+                made[id(given)] = Value(f"{given.name}_at_run_time", given.dtype, tuple(given.shape))
+                graph.nodes.insert(0, Node("SizeValues", f"{given.name}_sizes", [], [made[id(given)]],
+                                           {"values": list(given.variable_data)}, domain="mlcc"))
+            for reader in [node, *members(node)]:
+                reader.inputs = [made[id(given)] if v is given else v for v in reader.inputs]
+    return len(made)
 
 
 def at_max(value: Value) -> tuple:

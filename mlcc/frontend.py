@@ -407,9 +407,14 @@ def _type_node(node: Node, op: ops.Op, proto: onnx.NodeProto, out_names: list[st
         except Exception as exc:  # the reference refuses inputs the model should not have given it
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise ShapeError(f"cannot evaluate it at build time: {type(exc).__name__}: {first}", where) from None
+        # a fold that reads a run-time tensor's shape, directly or through another such fold, may differ by
+        # size: remember its node (mlcc/extents.py puts it back when no stored tensor serves every size)
+        from_shapes = op.always_folded and any(not v.is_const for v in present)
+        from_shapes = from_shapes or any(v.folded_by is not None for v in present)
         for v, data in zip(node.outputs, results):
             data = np.asarray(data, order="C")  # keeps 0-d scalars 0-d, unlike ascontiguousarray
             v.dtype, v.shape, v.data = data.dtype, tuple(data.shape), data
+            v.folded_by = node if from_shapes else None
         return
     if op.value_dependent_shape:
         for index in op.shape_operands:

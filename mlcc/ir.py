@@ -26,6 +26,7 @@ class Value:
     # cexpr.Sym where a dim varies at run time; `variable_data` a folded integer constant's elements as Syms
     extents: tuple | None = None
     variable_data: list | None = None
+    folded_by: Node | None = None  # the node the frontend folded it with, if that read a run-time tensor's shape
 
     @property
     def is_const(self) -> bool:

@@ -231,12 +231,15 @@ def _run_time_extents(node: Node, op: ops.Op):
     the op's arithmetic on them becomes C expressions of the run-time sizes. An op that does not declare
     `variable_extents`, or asks a question of a size that only the run can answer, is refused."""
     varying = _variable_dims(node)
-    if not varying and not node.variable_attrs:
+    # folded integers that vary with the size (a Slice's starts from shape arithmetic): read through const_ints
+    varying_data = [v for v in node.inputs if v is not None and v.variable_data is not None]
+    if not varying and not node.variable_attrs and not varying_data:
         yield
         return
     value, axis, extent = varying[0] if varying else (None, 0, None)
     what = (f"dim {axis} of {value.name!r} is {extent.text()} ({_range_text(extent)})" if value is not None else
-            f"attribute {next(iter(node.variable_attrs))!r} varies with the size")
+            f"attribute {next(iter(node.variable_attrs))!r} varies with the size" if node.variable_attrs else
+            f"input {varying_data[0].name!r} holds values that vary with the size")
     if not op.variable_extents:
         raise UnsupportedError(f"{node.op_type} cannot take a run-time extent yet: {what}; fix the size "
                                "(--dim NAME=N) or narrow the range", node.where())

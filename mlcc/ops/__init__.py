@@ -102,6 +102,10 @@ class Op:
     # its lowering takes run-time extents (cexpr.Sym dims, mlcc/extents.py): it only does arithmetic on sizes,
     # asks nothing of them that only the run can answer, and writes them into C through cexpr
     variable_extents: ClassVar[bool] = False
+    # inputs its lowering reads at build time as parameters (a Reshape's shape, a Slice's starts), not as data:
+    # a folded integer that varies with the run-time sizes is written into a run-time tensor (ops/size_values)
+    # only where it is read as data
+    parameter_operands: ClassVar[tuple[int, ...]] = ()
     relabels_shape: ClassVar[bool] = False  # output = input 0's elements in order, another shape (Reshape, Flatten...)
     # for passes/choose_layout: a region running channels-last forms around nodes of this op (Conv, pools)
     channels_last_seed: ClassVar[bool] = False

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import cnames
-from ..cexpr import is_one, is_variable, same, text
+from ..cexpr import is_one, is_variable, is_zero, same, text
 from ..errors import NeedsConstantError, ShapeError
 from ..ir import Node, Value
 
@@ -50,6 +50,11 @@ class Loops:
     src: str | None  # likewise; None for fills
     run_bytes: int  # > 0: the statement moves this many contiguous bytes (memcpy, or memset for a zero fill)
     comment: str = ""
+
+    @property
+    def is_run(self) -> bool:
+        """A memcpy/memset of run_bytes (which may be a run-time size, 0 at some sizes), not one element."""
+        return not is_zero(self.run_bytes)
 
 
 def _coalesce(region: Region) -> tuple[list[int], list[int], list[int]]:
@@ -92,7 +97,7 @@ def plan(region: Region, dst: str, src: str | None, itemsize: int, fill_is_zero:
          comment: str = "") -> Loops | None:
     """Loops for one region writing identifier `dst` from `src` (None for a fill); None when empty.
     A fill's innermost run is a memset only when the value's bytes are all zero (`fill_is_zero`)."""
-    if region.size == 0:
+    if is_zero(region.size):
         return None
     extents, dst_strides, src_strides = _coalesce(region)
     copy = region.src_strides is not None
@@ -128,10 +133,13 @@ def is_zero_bytes(value, dtype: np.dtype) -> bool:
 
 
 def const_ints(node: Node, index: int, what: str) -> list[int] | None:
-    """The integer values of optional input `index` (None when omitted); it must be a constant."""
+    """The integer values of optional input `index` (None when omitted); it must be a constant. Shape
+    arithmetic that varies with the run-time sizes (mlcc/extents.py) gives its elements as cexpr.Sym."""
     value = node.input(index)
     if value is None:
         return None
+    if value.variable_data is not None:
+        return list(value.variable_data)
     if not value.is_const:
         raise NeedsConstantError(f"its {what} input {value.name!r} is computed at run time; mlcc needs it known at "
                                  "build time (a constant, or computed from shapes only)", node.where(), value.name)
@@ -147,9 +155,9 @@ def emit_regions(ctx, dst: Value, src: Value | None, regions: list[tuple[Region,
     """Render regions that all write `dst` (copies read `src`, fills write the literal `fill`)."""
     itemsize = np.dtype(dst.dtype).itemsize
     planned = [plan(r, ctx.ptr(dst), ctx.ptr(src) if src is not None and r.src_strides is not None else None,
-                    itemsize, fill_is_zero, c) for r, c in regions if r.size]  # naming a pointer marks it used
+                    itemsize, fill_is_zero, c) for r, c in regions if not is_zero(r.size)]  # naming a pointer marks it used
     # a tensor this moves nothing from or into may be declared yet never used: say so, or the compiler warns
-    idle = [v for v in (dst if dst.size == 0 else None, None if planned else src) if v is not None and not v.is_const]
+    idle = [v for v in (dst if is_zero(dst.size) else None, None if planned else src) if v is not None and not v.is_const]
     idle = list(dict.fromkeys(ctx.ptr(v) for v in idle))
     ctx.emit("ops/copy.c.j2", regions=planned, fill=fill, idle=idle)
 

@@ -69,6 +69,8 @@ def unreshaped(node: Node, view: View) -> View | None:
 
 
 def const_ints(value: Value | None) -> list[int] | None:
-    if value is None or not value.is_const or value.dtype.kind not in "iu":
+    """A constant's integers, None where they are not known at build time (or vary with the run-time sizes:
+    a view must be the same bytes at every size)."""
+    if value is None or not value.is_const or value.dtype.kind not in "iu" or value.variable_data is not None:
         return None
     return [int(i) for i in value.data.reshape(-1)]

@@ -33,6 +33,7 @@ TABLE = {
 def _make(op_type: str, row: Row) -> type[Op]:
     class CumulativeOp(Op):
         variable_extents = True  # its loops run over run-time extents (a position id is a running count)
+        parameter_operands = (1,)  # the axis
         attrs = {"exclusive": 0, "reverse": 0}
 
         def infer(self, node: Node):

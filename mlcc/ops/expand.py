@@ -19,6 +19,7 @@ def broadcast_strides(shape, out_shape) -> list[int]:
 class Expand(Op):
     op_type = "Expand"
     variable_extents = True  # an affine copy; a run-time dim is never taken for a broadcast one
+    parameter_operands = (1,)
 
     def infer(self, node: Node):
         const_ints(node, 1, "shape")

@@ -29,6 +29,7 @@ def _make(op_type: str, row) -> type[Op]:
         view_of_input = True  # the planner aliases the output to the input; the memcpy is then not emitted
         relabels_shape = True
         variable_extents = True  # the same elements, whatever their run-time count
+        parameter_operands = () if shape_input is None else (shape_input,)
         role = Role.RESHAPE if op_type == "Reshape" else None
 
         def strided_view(self, node: Node, view: View) -> View | None:

@@ -34,6 +34,7 @@ class Slice(Op):
     attrs = {"starts": None, "ends": None, "axes": None}  # attributes before opset 10
     view_of_input = True
     variable_extents = True  # counts from the output's run-time extents (see _run_time_walk)
+    parameter_operands = (1, 2, 3, 4)
 
     def params(self, node: Node) -> tuple[list[int], list[int], list[int] | None, list[int] | None]:
         if node.opset < 10:
@@ -60,27 +61,35 @@ class Slice(Op):
         return first, step, count
 
     def _run_time_walk(self, node: Node) -> tuple[list, list[int], list]:
-        """walk() where sizes vary (mlcc/extents.py): the counts are the output's run-time extents; the starts
-        and steps must not depend on the size (no start from the end, no backward step, no start that is
-        shape arithmetic), so the first index read is the same at every size."""
+        """walk() where sizes vary (mlcc/extents.py): the counts are the output's run-time extents; a start
+        may be shape arithmetic (a KV cache's causal mask row, at the past length) if it counts from the
+        beginning at every size, steps go forward, and the last index read stays inside the axis."""
         x, out = node.inputs[0], node.outputs[0]
         starts, _, axes, steps = self.params(node)
         axes = list(range(len(starts))) if axes is None else axes
         steps = [1] * len(starts) if steps is None else steps
-        varying_starts = node.opset >= 10 and node.input(1) is not None and node.input(1).variable_data is not None
-        if varying_starts or any(s < 0 for s in starts) or any(s <= 0 for s in steps):
-            raise VariableExtentError("its starts count from the end, step backwards or change with the size")
+        if any(s < 0 for s in starts) or any(is_variable(s) or s <= 0 for s in steps):
+            raise VariableExtentError("its starts count from the end or its steps go backwards or change with the size")
         rank = len(x.shape)
         first, step = [0] * rank, [1] * rank
         for axis, start, st in zip(axes, starts, steps):
             a = normalize_axis(axis, rank, node)
             first[a], step[a] = start, st
-        return first, step, list(out.shape)
+        count = list(out.shape)
+        for a in range(rank):
+            if is_variable(first[a]) and not first[a] + (count[a] - 1) * step[a] < x.shape[a]:
+                raise VariableExtentError(f"its start on axis {a} reads past the end at some size")
+        return first, step, count
+
+    def _varying_params(self, node: Node) -> bool:
+        return any(v is not None and v.variable_data is not None for v in node.inputs[1:])
 
     def view_offsets(self, node: Node) -> list[int] | None:
         """The output is one contiguous range of the input when the axes before some axis keep one index,
         that axis steps forward by 1 and every later axis is whole."""
         x = node.inputs[0]
+        if self._varying_params(node):
+            return None  # its place in the input changes with the size: a copy
         first, step, count = self.walk(node)
         axis = next((a for a in range(len(count)) if count[a] != 1), len(count))
         if axis < len(count) and step[axis] != 1:
@@ -111,7 +120,7 @@ class Slice(Op):
 
     def lower(self, node: Node, ctx) -> None:
         x = node.inputs[0]
-        if any(is_variable(d) for d in [*x.shape, *node.outputs[0].shape]):
+        if any(is_variable(d) for d in [*x.shape, *node.outputs[0].shape]) or self._varying_params(node):
             first, step, count = self._run_time_walk(node)
         else:
             first, step, count = self.walk(node)

@@ -16,6 +16,7 @@ from ._copy import Region, const_ints, emit_regions, normalize_axis, slabs
 class Split(Op):
     op_type = "Split"
     variable_extents = True  # slabs of run-time extents (a varying piece's offset is refused by the planner)
+    parameter_operands = (1,)
     attrs = {"axis": 0, "split": None, "num_outputs": None}
     view_of_input = True
 

@@ -289,3 +289,32 @@ def test_causal_mask_folded_to_a_corner_and_concat_split_of_varying_tensors(targ
               {"table": np.tril(np.ones((24, 24), np.float32)) * 2 - 1, "zero": np.array([0], np.int64),
                "zeros": np.array([0, 0], np.int64)})
     check_sizes(m, lambda s: {"x": floats(s, s)}, [2, 9, 24], target, tmp_path, dims={"S": (2, 24)})
+
+
+def test_kv_cache_step_from_an_empty_past(target, tmp_path):
+    """One attention step of a decoder with a key cache whose past length P runs from 0: the new key joins
+    the past along the varying axis (a Concat whose first input is empty at P = 0), the new token's position
+    id is shape arithmetic (P) read as data by the position Gather (folded at build time, so computed at run
+    time instead), and its row of a stored causal mask with a position bias is a Slice starting at P (as older
+    exports of GPT-2 cut their mask); one query against P + 1 keys."""
+    nodes = [helper.make_node("Concat", ["past", "new"], ["keys"], axis=1),
+             helper.make_node("Shape", ["keys"], ["shape"]),
+             helper.make_node("Gather", ["shape", "one"], ["total"], axis=0),
+             helper.make_node("Sub", ["total", "one"], ["position"]),
+             helper.make_node("Gather", ["wpe", "position"], ["embedding"], axis=0),
+             helper.make_node("Add", ["new", "embedding"], ["query"]),
+             helper.make_node("Concat", ["position", "zero"], ["starts"], axis=0),
+             helper.make_node("Concat", ["total", "total"], ["ends"], axis=0),
+             helper.make_node("Slice", ["table", "starts", "ends"], ["mask"]),
+             helper.make_node("Transpose", ["keys"], ["keys_t"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["query", "keys_t"], ["scores"]),
+             helper.make_node("Add", ["scores", "mask"], ["masked"]),
+             helper.make_node("Softmax", ["masked"], ["weights"], axis=-1),
+             helper.make_node("MatMul", ["weights", "keys"], ["y"])]
+    m = model(nodes, {"past": (F, [1, "P", 8]), "new": (F, [1, 1, 8])}, ["y", "keys"],
+              {"wpe": floats(16, 8, seed=3), "table": (np.tril(np.ones((16, 16), np.float32)) - 1) * 1e4 + floats(16, 16),
+               "one": np.array([1], np.int64), "zero": np.array([0], np.int64)})
+    report = check_sizes(m, lambda p: {"past": floats(1, p, 8), "new": floats(1, 1, 8, seed=p)}, [0, 1, 6, 15],
+                         target, tmp_path, dims={"P": (0, 15)})
+    assert report["outputs"][1]["dims"] == [1, "P+1", 8] and report["ops"]["SizeValues"] == 1
+    assert report["extents"]["unfolded_nodes"] == 2  # the position embedding's Gather, the mask's Slice
