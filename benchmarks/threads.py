@@ -1,7 +1,9 @@
 """Two threads against one: mlcc's NAME_run_parallel on the runtime's pool and onnxruntime with
-intra_op_num_threads, on the suite's conv nets (issue 23, item 3).
+intra_op_num_threads, on the suite's conv nets (issue 23, item 3); and a wasm32-threads build under node on
+1 and N threads (NAME.mjs's pool of worker_threads), alternating in one node process (benchmarks/web/threads.mjs).
 
     python -m benchmarks.threads [--models squeezenet,shufflenet,mobilenet_v2,resnet50] [--rounds 3]
+                                 [--no-native | --no-wasm]
 
 Each round times, one after another, mlcc with 1 thread, mlcc with N, onnxruntime with 1 and with N, so
 a slow spell of this shared VM falls on every column; each cell is the median of the rounds' medians (wall
@@ -31,20 +33,62 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_MODELS = ["squeezenet", "shufflenet", "mobilenet_v2", "resnet50"]
 
 
+def _node_version() -> str:
+    try:
+        return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "(not installed)"
+
+
 def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def run_model(name: str, threads: int, rounds: int, budget: float, work: Path, log) -> dict:
-    from mlcc.cli import random_inputs
-
+def run_model(name: str, threads: int, rounds: int, budget: float, work: Path, log, native: bool = True,
+              wasm: bool = True) -> dict:
     path = work / f"{name}.onnx"
     model = SUITE[name]()
     onnx.save(model, str(path))
-    feeds = random_inputs(measure.input_specs(model), seed=0)
+    row = {"model": name, "load_before": _load()}
+    if native:
+        row.update(run_native(name, model, path, threads, rounds, budget, work, log))
     del model
+    if wasm and "error" not in row:
+        log(f"{name}: wasm32-threads under node, {rounds} rounds")
+        row.update(run_wasm(name, path, threads, rounds, budget, work, row.get("mlcc1")))
+    row["load_after"] = _load()
+    return row
+
+
+def run_wasm(name: str, path: Path, threads: int, rounds: int, budget: float, work: Path,
+             native_ms: float | None) -> dict:
+    """wasm 1 and wasm N: the rounds' medians of wall time of one wasm32-threads build under node, 1 and N
+    threads alternating round by round in one process (which also checks their outputs are the same bits)."""
+    built = measure.mlcc_build(path, "wasm32-threads", work / f"{name}-wasm32-threads")
+    if "error" in built:
+        return {"error": f"wasm32-threads build: {built['error'][:200]}"}
+    repeat = max(3, min(50, int(budget * 1000 / (4 * native_ms)))) if native_ms else 10  # wasm: ~4x native
+    module = next(Path(built["folder"]).glob("*.mjs"))
+    proc = subprocess.run(["node", "--no-liftoff", str(HERE / "web" / "threads.mjs"), str(module), str(rounds),
+                           str(repeat), "1", str(threads)], capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        return {"error": f"node: {(lines[-1] if lines else '')[:300]}"}
+    one, many = json.loads(proc.stdout.strip().splitlines()[-1])
+    if many["threads"] != threads:
+        return {"error": f"node ran {many['threads']} threads, not {threads}"}
+    return {"wasm1": statistics.median(one["round_medians_ms"]), "wasmN": statistics.median(many["round_medians_ms"]),
+            "wasm_rounds": {"wasm1": [round(v, 3) for v in one["round_medians_ms"]],
+                            "wasmN": [round(v, 3) for v in many["round_medians_ms"]]},
+            "wasm_worker_tasks": many["workerTasks"]}
+
+
+def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: float, work: Path, log) -> dict:
+    from mlcc.cli import random_inputs
+
+    feeds = random_inputs(measure.input_specs(model), seed=0)
     built = measure.mlcc_build(path, "host", work / f"{name}-host")
-    row = {"model": name, "load_before": _load(), "target": built.get("target", "host")}
+    row = {"target": built.get("target", "host")}
     cells: dict[str, list[float]] = {"mlcc1": [], "mlccN": [], "ort1": [], "ortN": []}
     expected = None
     for r in range(rounds):
@@ -71,22 +115,28 @@ def run_model(name: str, threads: int, rounds: int, budget: float, work: Path, l
     row["split_share"] = split / steps["total_ms"]
     row["bound"] = 1.0 / (1.0 - row["split_share"] + row["split_share"] / threads)
     row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
-    row["load_after"] = _load()
     return row
 
 
 def table(rows: list[dict], threads: int) -> str:
     lines = [f"| model | mlcc 1 ms | mlcc {threads} ms | mlcc speedup | split share, bound | ORT 1 ms | ORT {threads} ms "
-             f"| ORT speedup | mlcc {threads} / ORT {threads} | load before, after |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             f"| ORT speedup | mlcc {threads} / ORT {threads} | wasm 1 ms | wasm {threads} ms | wasm speedup "
+             "| load before, after |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['error']} | | | | | | | | |")
+            lines.append(f"| {r['model']} | {r['error']} | | | | | | | | | | | |")
             continue
-        speedup, ort_speedup, ratio = r["mlcc1"] / r["mlccN"], r["ort1"] / r["ortN"], r["mlccN"] / r["ortN"]
-        lines.append(f"| {r['model']} | {r['mlcc1']:.2f} | {r['mlccN']:.2f} | **{speedup:.2f}x** | "
-                     f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x | {r['ort1']:.2f} | {r['ortN']:.2f} | "
-                     f"{ort_speedup:.2f}x | **{ratio:.2f}** | {r['load_before']} / {r['load_after']} |")
+        native = ["", "", "", "", "", "", "", ""]
+        if "mlcc1" in r:
+            speedup, ort_speedup, ratio = r["mlcc1"] / r["mlccN"], r["ort1"] / r["ortN"], r["mlccN"] / r["ortN"]
+            native = [f"{r['mlcc1']:.2f}", f"{r['mlccN']:.2f}", f"**{speedup:.2f}x**",
+                      f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x", f"{r['ort1']:.2f}", f"{r['ortN']:.2f}",
+                      f"{ort_speedup:.2f}x", f"**{ratio:.2f}**"]
+        wasm = ["", "", ""]
+        if "wasm1" in r:
+            wasm = [f"{r['wasm1']:.2f}", f"{r['wasmN']:.2f}", f"**{r['wasm1'] / r['wasmN']:.2f}x**"]
+        lines.append(f"| {r['model']} | {' | '.join(native + wasm)} | {r['load_before']} / {r['load_after']} |")
     return "\n".join(lines)
 
 
@@ -98,13 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--work", type=Path, default=Path(".cache/bench-threads"))
     parser.add_argument("--out", type=Path, default=HERE / "results" / "threads.md")
+    parser.add_argument("--no-native", action="store_true", help="only the wasm32-threads build under node")
+    parser.add_argument("--no-wasm", action="store_true", help="only the host build and onnxruntime")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
 
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    rows = [run_model(name, args.threads, args.rounds, args.budget, args.work, log) for name in args.models.split(",")]
+    rows = [run_model(name, args.threads, args.rounds, args.budget, args.work, log, native=not args.no_native,
+                      wasm=not args.no_wasm) for name in args.models.split(",")]
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model_name = next((line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("Model name")), "")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -115,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         "(mlcc 1, mlcc N, ORT 1, ORT N in each). mlcc N is NAME_run_parallel on the runtime's pthreads pool; "
         f"ORT N is onnxruntime with intra_op_num_threads = {args.threads}. Split share: the part of a one-thread "
         "run (mlcc bench --profile) in steps NAME_run_parallel cuts into tasks; bound: Amdahl's speedup for it "
-        f"on {args.threads} free cores.", "",
+        f"on {args.threads} free cores. wasm 1, wasm N: a wasm32-threads build under node {_node_version()}, "
+        "NAME.mjs loaded with threads 1 (NAME_run_v) and N (its pool of worker_threads), alternating round by "
+        "round in one process, wall-time medians of the rounds' medians.", "",
         table(rows, args.threads), "",
         *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "
            "part of the time and each timed column swung with their load between rounds. The speedups above are "

@@ -14,8 +14,8 @@ def compile(model, target: str = "host", **options):
     return compile_model(model, target, **options)
 
 
-def load(folder, runner=None):
+def load(folder, runner=None, threads=1):
     """Load a build folder written by `mlcc build`: see mlcc.api.load."""
     from .api import load as load_model
 
-    return load_model(folder, runner)
+    return load_model(folder, runner, threads)

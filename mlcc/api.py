@@ -18,7 +18,7 @@ from .pipeline import BuildOptions, build
 
 def load(folder: str | Path, runner: str | None = None, threads: int = 1) -> runners.LoadedModel:
     """The model built in `folder`, on its target's runner or on `runner` (e.g. "node" for wasm32); threads > 1
-    runs NAME_run_parallel on the runtime's thread pool (host)."""
+    runs NAME_run_parallel on the runtime's thread pool (host; a wasm32-threads build's workers on node)."""
     return runners.load(folder, runner=runner, threads=threads)
 
 

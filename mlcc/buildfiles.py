@@ -16,9 +16,10 @@ from .render import render
 
 def write(out_dir: Path, name: str, target, files: list[str]) -> list[str]:
     """Writes the build files for the generated `files` (relative to out_dir); returns what it wrote."""
-    pool = f"/kernels/{toolchain.THREAD_POOL}/"  # the optional thread pool: its own list (pthreads)
-    sources = [f for f in files if f.endswith(".c") and pool not in f]
-    pool_sources = [f for f in files if f.endswith(".c") and pool in f]
+    # the optional pthreads pool: its own list, linked with Threads (the wasm pool needs no library)
+    pool = f"/kernels/{toolchain.THREAD_POOL}/" if target.thread_pool == "pthreads" else None
+    sources = [f for f in files if f.endswith(".c") and (pool is None or pool not in f)]
+    pool_sources = [f for f in files if f.endswith(".c") and pool is not None and pool in f]
     weights = [f for f in files if f.endswith(".weights.bin")]
     common = dict(name=name, NAME=name.upper(), version=__version__, target=target.name, sources=sources,
                   pool_sources=pool_sources,

@@ -69,7 +69,7 @@ def _write_weights(path: Path, placed: list[tuple[Value, int]], total: int) -> N
         f.truncate(total)
 
 
-def _copy_runtime(out_dir: Path, families: list[str]) -> list[str]:
+def _copy_runtime(out_dir: Path, families: list[str], target) -> list[str]:
     runtime = paths.runtime_dir()
     dest = out_dir / "mlcc_runtime"
     files = []
@@ -80,7 +80,7 @@ def _copy_runtime(out_dir: Path, families: list[str]) -> list[str]:
             continue
         files.append(rel)
     for family in families:
-        files += [src.relative_to(runtime) for src in toolchain.family_sources(family)]
+        files += [src.relative_to(runtime) for src in toolchain.family_sources(family, target)]
         files += [h.relative_to(runtime) for h in sorted((runtime / "kernels" / family).glob("*.h"))]
     for rel in files:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -196,9 +196,10 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
         shape_writes=shape_writes, unnamed_dims=unnamed_dims,
     )
     (out_dir / f"{name}.c").write_text(_tidy(c_text))
-    files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families)]
+    files = [f"{name}.h", f"{name}.c", *([weights_file] if weights_total else []), *_copy_runtime(out_dir, program.kernel_families, program.target)]
     if program.target.is_wasm:  # the ES module that loads NAME.wasm in browsers and Node
-        files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes, variables))
+        unlinked = (0, 0) if program.target.thread_pool else None  # a threads build's pages: written once linked
+        files.insert(2, jsmodule.write_module(out_dir, name, source_name, graph, plan.arena_bytes, variables, unlinked))
     return Sources(weights_total, len(placed), files)
 
 

@@ -61,18 +61,39 @@ def _js_tensor(t: dict) -> str:
             f"shape: Object.freeze([{shape}]), {dims}size: {prod(t['shape'])} }}")
 
 
-def write_module(out_dir: Path, name: str, source: str, graph, arena_bytes: int, variables=()) -> str:
-    """Write out_dir/NAME.mjs for the graph's inputs and outputs; returns the file name."""
+# A threads build (target thread_pool "wasm-workers"): each worker's stack, past the layout, and the most
+# threads the shared memory's maximum makes room for. A task's deepest frame is a GEMM's packed A (16 KiB).
+WORKER_STACK_BYTES = 1 << 20
+MAX_THREADS = 16
+
+
+def write_module(out_dir: Path, name: str, source: str, graph, arena_bytes: int, variables=(),
+                 memory_pages: tuple[int, int] | None = None) -> str:
+    """Write out_dir/NAME.mjs for the graph's inputs and outputs; returns the file name. memory_pages: a
+    threads build's shared memory (initial, maximum) as linked; its module is written again once linked."""
     from .report import tensor_info
 
     inputs = [tensor_info(v) for v in graph.inputs]
     outputs = [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)]
-    (out_dir / f"{name}.mjs").write_text(render_module(name, source, inputs, outputs, arena_bytes, variables))
+    (out_dir / f"{name}.mjs").write_text(render_module(name, source, inputs, outputs, arena_bytes, variables,
+                                                       memory_pages))
     return f"{name}.mjs"
 
 
+def heap_bytes(graph, arena_bytes: int, variables=()) -> int:
+    """Bytes a threads build's NAME.mjs uses past __heap_base: the layout, at most MAX_THREADS - 1 workers'
+    stacks, and the alignments of both (what the shared memory's maximum adds to the static data)."""
+    from .report import tensor_info
+
+    inputs = [tensor_info(v) for v in graph.inputs]
+    outputs = [tensor_info(v, n) for v, n in zip(graph.outputs, graph.output_names)]
+    layout = memory_layout(inputs, outputs, arena_bytes, len(variables))
+    return ALIGN + layout["end"] + 16 + (MAX_THREADS - 1) * WORKER_STACK_BYTES
+
+
 def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict], arena_bytes: int,
-                  variables=()) -> str:
+                  variables=(), memory_pages: tuple[int, int] | None = None) -> str:
+    """NAME.mjs's text; with memory_pages, a threads build's (a shared memory and a pool of workers)."""
     layout = memory_layout(inputs, outputs, arena_bytes, len(variables))
     dims = [dict(name=json.dumps(v.name), low=v.low, high=v.high) for v in variables]
     example_feed = ", ".join(f"{json.dumps(t['name'])}: new {_ARRAY_TYPE[t['dtype']]}({prod(t['shape'])})" for t in inputs)
@@ -83,6 +104,8 @@ def render_module(name: str, source: str, inputs: list[dict], outputs: list[dict
         inputs=[_js_tensor(t) for t in inputs], outputs=[_js_tensor(t) for t in outputs],
         input_offsets=", ".join(map(str, layout["inputs"])), output_offsets=", ".join(map(str, layout["outputs"])),
         layout=layout, example_feed=example_feed, array_types=_ARRAY_TYPE,
+        threads=memory_pages is not None, memory_pages=memory_pages or (0, 0),
+        worker_stack_bytes=WORKER_STACK_BYTES, max_threads=MAX_THREADS,
     )
 
 
@@ -91,9 +114,9 @@ def package_name(name: str) -> str:
     return "-".join(part for part in name.lower().split("_") if part) or "model"
 
 
-def write_package(out_dir: Path, name: str, graph, variables=()) -> list[str]:
-    """package.json and NAME.d.ts beside NAME.mjs: the folder is an npm package with TypeScript types.
-    Returns the file names."""
+def write_package(out_dir: Path, name: str, graph, variables=(), threads: bool = False) -> list[str]:
+    """package.json and NAME.d.ts beside NAME.mjs: the folder is an npm package with TypeScript types
+    (threads: a threads build's, with load's options and the pool). Returns the file names."""
     from .report import tensor_info
 
     inputs = [tensor_info(v) for v in graph.inputs]
@@ -103,7 +126,8 @@ def write_package(out_dir: Path, name: str, graph, variables=()) -> list[str]:
                                                  name_literal=json.dumps(name), array_types=_ARRAY_TYPE,
                                                  inputs=[_ts_tensor(t) for t in inputs],
                                                  outputs=[_ts_tensor(t) for t in outputs],
-                                                 dims=[dict(name=v.name, low=v.low, high=v.high) for v in variables]))
+                                                 dims=[dict(name=v.name, low=v.low, high=v.high) for v in variables],
+                                                 threads=threads, max_threads=MAX_THREADS))
     return ["package.json", f"{name}.d.ts"]
 
 

@@ -173,15 +173,23 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
                                    model_path.read_bytes(), model_path.name, compiled.variables)
         sources.files += buildfiles.write(staging, compiled.name, compiled.target, sources.files)
         if compiled.target.is_wasm:  # an npm package: package.json, and types for NAME.mjs
-            sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph, compiled.variables)
+            sources.files += jsmodule.write_package(staging, compiled.name, compiled.graph, compiled.variables,
+                                                    threads=bool(compiled.target.thread_pool))
         artifacts = {}
         if options.compile:
             options.progress(f"compiling for {compiled.target.name}")
             exports = [f"{compiled.name}_run_v", f"{compiled.name}_run"]
             exports += [f"{compiled.name}_run_dims"] if compiled.variables else []
+            threaded_wasm = compiled.target.is_wasm and compiled.target.thread_pool
+            exports += [f"{compiled.name}_run_parallel"] if threaded_wasm else []
+            heap = jsmodule.heap_bytes(compiled.graph, compiled.plan.arena_bytes, compiled.variables) if threaded_wasm else 0
             artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
                                                   compiled.program.kernel_families, exports,
-                                                  io=runner_source.tensors(compiled.graph))
+                                                  io=runner_source.tensors(compiled.graph), wasm_heap_bytes=heap)
+            if threaded_wasm:  # NAME.mjs creates the shared memory: its pages are the linked module's
+                jsmodule.write_module(staging, compiled.name, model_path.name, compiled.graph,
+                                      compiled.plan.arena_bytes, compiled.variables,
+                                      toolchain.wasm_memory_pages(staging / artifacts["wasm"]))
         report = build_report(compiled, sources, artifacts, staging, time.perf_counter() - started)
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder

@@ -84,11 +84,14 @@ def _run_in(cmd: list[str], cwd: str | None, env: dict[str, str]) -> str:
 
 
 THREAD_POOL = "threadpool"  # runtime_c/kernels/threadpool: targets with a `thread_pool`
+WASM_PAGE = 65536
 
 
-def family_sources(family: str) -> list[Path]:
+def family_sources(family: str, target: Target | None = None) -> list[Path]:
+    """The family's C sources; the thread pool's are one per kind, threadpool-<target.thread_pool>.c."""
     folder = paths.runtime_dir() / "kernels" / family
-    sources = sorted(folder.glob("*.c"))
+    pattern = f"{family}-{target.thread_pool}.c" if family == THREAD_POOL and target is not None else "*.c"
+    sources = sorted(folder.glob(pattern))
     if not sources:
         raise RuntimeError(f"runtime kernel family {family!r} has no sources in {folder}")
     return sources
@@ -111,7 +114,7 @@ def kernel_objects(target: Target, families: list[str]) -> list[Path]:
     cache = paths.cache_dir() / "objects" / target.name
     cache.mkdir(parents=True, exist_ok=True)
     for family in families:
-        for source in family_sources(family):
+        for source in family_sources(family, target):
             local_headers = "".join(h.read_text() for h in sorted(source.parent.glob("*.h")))
             key = hashlib.sha256("\0".join([salt, source.read_text(), local_headers]).encode()).hexdigest()[:24]
             obj = cache / f"{family}__{source.stem}__{key}.o"
@@ -133,9 +136,10 @@ def kernel_objects(target: Target, families: list[str]) -> list[Path]:
 
 
 def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str], exports: list[str],
-                    io: dict | None = None) -> dict[str, str]:
+                    io: dict | None = None, wasm_heap_bytes: int = 0) -> dict[str, str]:
     """Compile out_dir/NAME.c and link the target's artifacts; returns kind -> path relative to out_dir.
-    io (runner_source.tensors) describes the model's tensors to the driver of an executable artifact."""
+    io (runner_source.tensors) describes the model's tensors to the driver of an executable artifact;
+    wasm_heap_bytes, what NAME.mjs uses past __heap_base (a threads build's memory maximum)."""
     objects = kernel_objects(target, families)
     include = ["mlcc_runtime/include"]
     flags = compile_flags(target, include)
@@ -143,7 +147,11 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
     if target.is_wasm:
         wasm = f"{name}.wasm"
         link = ["-s", "-Wl,--gc-sections", "-Wl,--export=__heap_base", *(f"-Wl,--export={e}" for e in exports)]
-        _run([*zig("cc"), *flags, f"{name}.c", *map(str, objects), "-o", wasm, *link, *target.ldflags, "-lm"], cwd=str(out_dir))
+        if target.thread_pool:
+            _link_shared_memory_wasm(target, out_dir, name, flags, objects, link, wasm_heap_bytes)
+        else:
+            _run([*zig("cc"), *flags, f"{name}.c", *map(str, objects), "-o", wasm, *link, *target.ldflags, "-lm"],
+                 cwd=str(out_dir))
         artifacts["wasm"] = wasm
         return artifacts
     # the thread pool (mlcc/threadpool.h) is the caller's to call: kept whole, though the model calls none of it
@@ -174,6 +182,60 @@ def build_artifacts(target: Target, out_dir: Path, name: str, families: list[str
         if image is not None:
             artifacts["firmware"] = image
     return artifacts
+
+
+def _link_shared_memory_wasm(target: Target, out_dir: Path, name: str, flags: list[str], objects: list[Path],
+                             link: list[str], heap_bytes: int) -> None:
+    """NAME.wasm importing one shared memory (env.memory) that the workers' instances share. A shared memory
+    declares its maximum, here the static data and stack (the first link's initial size) plus heap_bytes:
+    a browser reserves that much address space up front, so it is set from the arena's bound, not 4 GiB.
+    The workers set their own __stack_pointer (exported) to stacks past the arena."""
+    shared = [*link, "-Wl,--import-memory", "-Wl,--shared-memory", "-Wl,--export=__stack_pointer"]
+    with tempfile.TemporaryDirectory(prefix="mlcc-link-") as tmp:
+        model_obj = Path(tmp) / f"{name}.o"
+        _run([*zig("cc"), *flags, "-c", f"{name}.c", "-o", str(model_obj)], cwd=str(out_dir))
+        command = [*zig("cc"), *flags, str(model_obj), *map(str, objects), "-o", f"{name}.wasm", *shared, *target.ldflags, "-lm"]
+        _run(command, cwd=str(out_dir))  # without a maximum: it is the initial size, static data and stack
+        initial, _ = wasm_memory_pages(out_dir / f"{name}.wasm")
+        maximum = initial + -(-heap_bytes // WASM_PAGE)
+        _run([*command, f"-Wl,--max-memory={maximum * WASM_PAGE}"], cwd=str(out_dir))
+
+
+def wasm_memory_pages(wasm: Path) -> tuple[int, int | None]:
+    """The (initial, maximum) pages of a module's imported memory (None: no maximum)."""
+    data = wasm.read_bytes()
+
+    def uleb(at: int) -> tuple[int, int]:
+        value = shift = 0
+        while True:
+            byte = data[at]
+            value, shift, at = value | (byte & 0x7F) << shift, shift + 7, at + 1
+            if byte < 0x80:
+                return value, at
+
+    at = 8
+    while at < len(data):
+        section, (size, at) = data[at], uleb(at + 1)
+        if section == 2:  # imports: module name, field name, kind, type
+            count, p = uleb(at)
+            for _ in range(count):
+                for _ in range(2):
+                    length, p = uleb(p)
+                    p += length
+                kind, p = data[p], p + 1
+                if kind == 2:  # memory: flags, initial[, maximum]
+                    flags, p = data[p], p + 1
+                    initial, p = uleb(p)
+                    return initial, (uleb(p)[0] if flags & 1 else None)
+                if kind == 0:  # function: its type's index
+                    p = uleb(p)[1]
+                elif kind == 3:  # global: value type, mutability
+                    p += 2
+                else:  # table: element type, limits
+                    flags, p = data[p + 1], p + 2
+                    p = uleb(uleb(p)[1])[1] if flags & 1 else uleb(p)[1]
+        at += size
+    raise ToolchainError(f"{wasm.name} imports no memory")
 
 
 def _needed_objects(model_obj: Path, objects: list[Path]) -> list[Path]:

@@ -211,10 +211,15 @@ class Page:
 
 
 class StaticServer:
-    """Serves folders read-only on 127.0.0.1, each mounted under a URL prefix of its own."""
+    """Serves folders read-only on 127.0.0.1, each mounted under a URL prefix of its own. isolated: every
+    response carries the headers that make a page cross-origin isolated (COOP same-origin, COEP
+    require-corp), which a page needs to share memory with workers (a wasm32-threads build's pool)."""
 
-    def __init__(self):
+    ISOLATION_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+
+    def __init__(self, isolated: bool = False):
         self.mounts: dict[str, Path] = {}
+        extra_headers = self.ISOLATION_HEADERS if isolated else {}
         self._counter = itertools.count()
         server = self
 
@@ -229,6 +234,8 @@ class StaticServer:
                 self.send_header("Content-Type", CONTENT_TYPES.get(path.suffix, "application/octet-stream"))
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
+                for header, value in extra_headers.items():
+                    self.send_header(header, value)
                 self.end_headers()
                 self.wfile.write(body)
 

@@ -39,6 +39,21 @@ class NodeModel(LoadedModel):
         if self.node is None:
             raise RunError("the node runner needs Node.js (`node` on PATH; Debian package nodejs)")
 
+    def use_threads(self, threads: int) -> None:
+        """Run on `threads` threads: the ES module's pool of threads - 1 workers (a threads build, target
+        thread_pool "wasm-workers"); 1 runs NAME_run_v."""
+        if threads < 1:
+            raise RunError(f"threads {threads}: must be 1 or more")
+        if threads != 1 and not self._threads_build():
+            raise RunError(f"threads {threads} needs a threads build (-t wasm32-threads); "
+                           f"{self.out_dir} was built for {self.report.get('target')}")
+        self.threads = threads
+
+    def _threads_build(self) -> bool:
+        from ..targets import resolve
+
+        return bool(resolve(self.report.get("target", "wasm32")).thread_pool)
+
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
         return self._call(inputs, outputs, None)[0]
 
@@ -56,7 +71,8 @@ class NodeModel(LoadedModel):
                 names = [d["name"] for d in self.report["dims"]]
                 (folder / "dims.json").write_text(json.dumps(dict(zip(names, sizes))))
             try:
-                proc = subprocess.run([self.node, str(DRIVER), str(self.module.resolve()), tmp],
+                threads = [str(self.threads)] if self._threads_build() else []
+                proc = subprocess.run([self.node, str(DRIVER), str(self.module.resolve()), tmp, *threads],
                                       capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
                 raise RunError(f"node did not finish {self.module.name} within {TIMEOUT_SECONDS} s") from None

@@ -32,6 +32,9 @@ class WasmModel(LoadedModel):
         self.engine = wasmtime.Engine(config)
         self.store = wasmtime.Store(self.engine)
         module = wasmtime.Module.from_file(self.engine, str(path))
+        if module.imports:  # a threads build imports the shared memory its ES module makes for the workers
+            raise RunError(f"{path.name} imports {', '.join(f'{i.module}.{i.name}' for i in module.imports)} "
+                           f"(a {report.get('target')} build): run it with --runner node or chromium")
         instance = wasmtime.Instance(self.store, module, [])
         exports = instance.exports(self.store)
         if "_initialize" in exports:

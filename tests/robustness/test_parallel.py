@@ -6,12 +6,19 @@ tall product, and attention. A ThreadSanitizer build of a C driver on the pool f
 
 from __future__ import annotations
 
+import base64
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mlcc import runners
+from mlcc.errors import RunError
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import compare, reference_outputs
 from tests.golden import rand
@@ -121,3 +128,105 @@ def test_no_data_race_on_the_pool(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     assert "identical" in proc.stdout, proc.stdout
 
+
+
+# wasm32-threads: NAME.mjs's pool of workers on one shared memory (node's worker_threads; Web Workers in
+# Chromium), against the same build loaded on one thread, and the fallback to one thread without shared memory.
+WASM_THREADS = (1, 2, 4)
+WASM_DRIVER = Path(__file__).with_name("wasm_threads.mjs")
+PAGE_FOLDER = Path(runners.__file__).with_name("web")  # the chromium runner's blank page
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+
+
+@pytest.fixture(scope="module")
+def wasm_threads_builds(tmp_path_factory):
+    """name -> (build folder, input folder with input<i>.bin, feeds): each model built once."""
+    built = {}
+
+    def get(name):
+        if name not in built:
+            tmp = tmp_path_factory.mktemp(f"wasm_threads_{name}")
+            model = MODELS[name]()
+            onnx.save(model, str(tmp / "model.onnx"))
+            out_dir, _ = build(tmp / "model.onnx", BuildOptions(target="wasm32-threads", out_dir=tmp / "out", name=name))
+            feeds = _feeds(model)
+            for i, value in enumerate(feeds.values()):
+                (tmp / f"input{i}.bin").write_bytes(value.tobytes())
+            built[name] = (out_dir, tmp, model, feeds)
+        return built[name]
+
+    return get
+
+
+def _outputs(folder: Path, model: onnx.ModelProto, label: str, run: int) -> list[np.ndarray]:
+    return [np.fromfile(folder / f"output{i}-{label}-{run}.bin", np.float32) for i in range(len(model.graph.output))]
+
+
+@needs_node
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_wasm_threads_give_the_same_bits_in_node(name, wasm_threads_builds):
+    out_dir, folder, model, feeds = wasm_threads_builds(name)
+    proc = subprocess.run(["node", str(WASM_DRIVER), str(out_dir / f"{name}.mjs"), str(folder), *map(str, WASM_THREADS)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    loads = {load["label"]: load for load in json.loads(proc.stdout)}
+    assert [loads[f"t{t}"]["threads"] for t in WASM_THREADS] == list(WASM_THREADS)
+    assert loads["fallback"]["threads"] == 1 and loads["fallback"]["workerTasks"] == 0
+    assert sum(loads[f"t{t}"]["workerTasks"] for t in WASM_THREADS) > 0, f"no task ran on a worker: {loads}"
+    single = _outputs(folder, model, "t1", 0)
+    expected, _ = reference_outputs(model, feeds, [o.name for o in model.graph.output])
+    for value, output in zip(single, model.graph.output):
+        result = compare(value.reshape(expected[output.name].shape), expected[output.name], 1e-4, 1e-4)
+        assert result.ok, f"{output.name}: max abs err {result.max_abs:.3g}, max rel err {result.max_rel:.3g}"
+    for label in [*(f"t{t}" for t in WASM_THREADS), "fallback"]:
+        for repeat in range(2):
+            for got, value, output in zip(_outputs(folder, model, label, repeat), single, model.graph.output):
+                assert np.array_equal(got, value), (
+                    f"{output.name} on {label} (run {repeat}) differs from one thread by up to {np.abs(got - value).max():.3g}")
+
+
+@needs_node
+def test_wasm_threads_in_chromium(wasm_threads_builds):
+    """A cross-origin isolated page (COOP/COEP headers) runs the pool of Web Workers; the same page served
+    without them falls back to one thread; both give the bits of node's one-thread run."""
+    from mlcc.runners.devtools import Browser, Page, StaticServer, find_chromium
+
+    try:
+        find_chromium()
+    except RunError:
+        pytest.skip("Chromium is not installed (scripts/test.sh installs it)")
+    out_dir, folder, model, feeds = wasm_threads_builds("conv_net")
+    if not (folder / "output0-t1-0.bin").exists():
+        subprocess.run(["node", str(WASM_DRIVER), str(out_dir / "conv_net.mjs"), str(folder), "1"], check=True,
+                       capture_output=True, timeout=300)
+    single = _outputs(folder, model, "t1", 0)
+    (image,) = feeds.values()
+    encoded = base64.b64encode(image.tobytes()).decode()
+    browser = Browser()
+    try:
+        for isolated, threads in ((True, 2), (False, 1)):
+            server = StaticServer(isolated=isolated)
+            try:
+                page = Page(browser)
+                page.navigate(server.mount(PAGE_FOLDER) + "index.html")
+                url = server.mount(out_dir) + "conv_net.mjs"
+                got = page.evaluate(f"""import({json.dumps(url)}).then(async (m) => {{
+                    const model = await m.load(undefined, {{ threads: 2 }});
+                    const image = Uint8Array.from(atob({json.dumps(encoded)}), (c) => c.charCodeAt(0));
+                    model.run({{ image: new Float32Array(image.buffer) }});  // the first run prepares Winograd's weights
+                    const logits = model.run({{ image: new Float32Array(image.buffer) }}).logits;
+                    const bytes = new Uint8Array(logits.buffer);
+                    let text = "";
+                    for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+                    const result = {{ isolated: crossOriginIsolated, threads: model.threads, logits: btoa(text) }};
+                    model.close();
+                    return result;
+                }})""")
+                page.close()
+            finally:
+                server.close()
+            assert (got["isolated"], got["threads"]) == (isolated, threads), got
+            logits = np.frombuffer(base64.b64decode(got["logits"]), np.float32)
+            assert np.array_equal(logits, single[0]), f"isolated={isolated}: differs from one thread in node"
+    finally:
+        browser.close()

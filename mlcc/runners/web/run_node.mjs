@@ -1,13 +1,14 @@
 // mlcc's node runner: `node run_node.mjs NAME.mjs FOLDER` loads the model's ES module, reads input<i>.bin
 // from FOLDER (raw little-endian tensors in ONNX order), runs once and writes output<i>.bin beside them. A model
 // with run-time dimensions takes their sizes from FOLDER/dims.json and writes the outputs' shapes to shapes.json.
+// A threads build (wasm32-threads) runs on THREADS threads: `node run_node.mjs NAME.mjs FOLDER THREADS`.
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [modulePath, folder] = process.argv.slice(2);
+const [modulePath, folder, threads] = process.argv.slice(2);
 const { load, arrayTypes } = await import(pathToFileURL(modulePath).href);
-const model = await load();
+const model = threads === undefined ? await load() : await load(undefined, { threads: Number(threads) });
 
 const feeds = Object.fromEntries(await Promise.all(model.inputs.map(async (t, i) => {
   const bytes = await readFile(join(folder, `input${i}.bin`));

@@ -1,0 +1,125 @@
+/* The runtime's pool for WebAssembly threads (targets with thread_pool = "wasm-workers"): NAME.mjs starts
+ * Web Workers (worker_threads in Node), each instantiating NAME.wasm on the same shared memory with a stack
+ * of its own, and each calls mlcc_wasm_pool_work, which runs tasks until mlcc_wasm_pool_stop. The thread
+ * that calls NAME_run_parallel with mlcc_wasm_pool_parallel's struct publishes each step's tasks, takes
+ * tasks itself, then waits for the ones workers hold.
+ *
+ * The job protocol is the pthreads pool's (threadpool-pthreads.c): a 64-bit state word of generation, task
+ * count and next task, tasks claimed by compare-and-swap, so a worker that wakes late claims nothing.
+ * Workers wait spinning for a while, then asleep in memory.atomic.wait32 on a 32-bit copy of the generation;
+ * the caller notifies when one sleeps. The caller never sleeps: a browser's main thread may not block in
+ * Atomics.wait (it traps there), so it spins, and only for tasks already running on a worker, never for a
+ * worker to start one (it claims every task no worker has). */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "mlcc/parallel.h"
+
+#if !defined(__wasm__) || !defined(__wasm_atomics__)
+#error "threadpool-wasm-workers.c needs WebAssembly with atomics (-matomics -mbulk-memory)"
+#endif
+
+#define EXPORT(name) __attribute__((export_name(name), visibility("default")))
+
+/* Atomic loads a waiting worker spins before it sleeps: wasm has no clock without imports; about 100 us. */
+#define SPIN_LOADS 50000u
+
+#define INDEX_BITS 20u
+#define INDEX_MASK ((UINT64_C(1) << INDEX_BITS) - 1u)
+#define MAX_TASKS INDEX_MASK
+#define GENERATION(s) ((s) >> (2u * INDEX_BITS))
+#define COUNT(s) (((s) >> INDEX_BITS) & INDEX_MASK)
+#define NEXT(s) ((s) & INDEX_MASK)
+
+typedef void (*task_fn)(void *args, size_t i);
+
+/* One pool per memory: it lives in the module's static data, which every instance shares. */
+static struct {
+    _Atomic uint64_t state;
+    _Atomic uint32_t generation;  /* GENERATION(state), 32 bits wide for memory.atomic.wait32 */
+    _Atomic(task_fn) task;
+    _Atomic(void *) args;
+    _Atomic uint32_t done;
+    _Atomic uint32_t sleepers;
+    _Atomic uint32_t stop;
+    _Atomic uint32_t worker_tasks;  /* tasks the workers ran: whether they take part */
+} pool;
+
+static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n);
+
+static mlcc_parallel parallel = {pool_parallel_for, NULL, 1u};
+
+static void run_tasks(int on_worker)
+{
+    uint64_t s = atomic_load(&pool.state);
+    while (NEXT(s) < COUNT(s)) {
+        if (!atomic_compare_exchange_weak(&pool.state, &s, s + 1u)) continue;
+        const task_fn task = atomic_load_explicit(&pool.task, memory_order_relaxed);
+        task(atomic_load_explicit(&pool.args, memory_order_relaxed), (size_t)NEXT(s));
+        if (on_worker) atomic_fetch_add_explicit(&pool.worker_tasks, 1u, memory_order_relaxed);
+        atomic_fetch_add(&pool.done, 1u);
+        s = atomic_load(&pool.state);
+    }
+}
+
+static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
+{
+    (void)ctx;
+    if (parallel.max_threads < 2u || n < 2u || n > MAX_TASKS) {
+        for (size_t i = 0; i < n; ++i) task(args, i);
+        return;
+    }
+    atomic_store_explicit(&pool.task, task, memory_order_relaxed);
+    atomic_store_explicit(&pool.args, args, memory_order_relaxed);
+    atomic_store(&pool.done, 0u);
+    const uint64_t generation = GENERATION(atomic_load(&pool.state)) + 1u;
+    atomic_store(&pool.state, generation << (2u * INDEX_BITS) | (uint64_t)n << INDEX_BITS);
+    atomic_store(&pool.generation, (uint32_t)generation);
+    if (atomic_load(&pool.sleepers) != 0u)
+        __builtin_wasm_memory_atomic_notify((int *)&pool.generation, UINT32_MAX);
+    run_tasks(0);
+    while (atomic_load(&pool.done) < n) {
+        /* spin: the tasks left are running on workers */
+    }
+}
+
+/* The pool as an mlcc_parallel for NAME_run_parallel, with `threads` threads (the caller and threads - 1
+ * workers in mlcc_wasm_pool_work); 1 runs every task on the caller. */
+EXPORT("mlcc_wasm_pool_parallel") const mlcc_parallel *mlcc_wasm_pool_parallel(unsigned threads)
+{
+    parallel.max_threads = threads == 0u ? 1u : threads;
+    return &parallel;
+}
+
+/* A worker's loop: runs tasks of each new job until mlcc_wasm_pool_stop. */
+EXPORT("mlcc_wasm_pool_work") void mlcc_wasm_pool_work(void)
+{
+    uint32_t seen = atomic_load(&pool.generation);
+    while (!atomic_load(&pool.stop)) {
+        for (unsigned spins = 0; spins < SPIN_LOADS && atomic_load(&pool.generation) == seen; ++spins) {
+            if (atomic_load_explicit(&pool.stop, memory_order_relaxed)) return;
+        }
+        if (atomic_load(&pool.generation) == seen) {
+            atomic_fetch_add(&pool.sleepers, 1u);
+            if (atomic_load(&pool.generation) == seen && !atomic_load(&pool.stop))
+                __builtin_wasm_memory_atomic_wait32((int *)&pool.generation, (int)seen, -1);
+            atomic_fetch_sub(&pool.sleepers, 1u);
+            continue;
+        }
+        seen = atomic_load(&pool.generation);
+        run_tasks(1);
+    }
+}
+
+/* Tasks the workers have run since the module was loaded. */
+EXPORT("mlcc_wasm_pool_worker_tasks") unsigned mlcc_wasm_pool_worker_tasks(void)
+{
+    return atomic_load_explicit(&pool.worker_tasks, memory_order_relaxed);
+}
+
+/* Makes every worker return from mlcc_wasm_pool_work (after the task it runs). */
+EXPORT("mlcc_wasm_pool_stop") void mlcc_wasm_pool_stop(void)
+{
+    atomic_store(&pool.stop, 1u);
+    __builtin_wasm_memory_atomic_notify((int *)&pool.generation, UINT32_MAX);
+}
