@@ -5,7 +5,8 @@ NCHW: through runtime_c/kernels/qs8-gemm (patches of CONV_ROWS output pixels at 
 GEMM). Channels-last (attr layout "NHWC", set by passes/choose_layout on targets where it pays: _qs8.
 runs_channels_last): a depthwise one through qs8-dwconv (channels as the vector lanes, weights re-laid taps x
 channels at build time), the others through qs8-packed (weights packed in 16-column panels at build time; a
-1x1 reads its input in place, a KxK gathers each pixel's taps as runs of channels).
+1x1 reads its input in place, a KxK hands the GEMM each pixel's taps as pointers into the input where the
+target has an indirect form and channels are a multiple of 4, else gathers them as runs of channels).
 
 Attributes: the geometry (kernel, stride, dilation, pad_begin: 2 ints each, group), x_zero (the padding's
 value), a_flip, y_zero, y_min, y_max; layout.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..ir import Node, Value
 from . import Op, register
 from ._layout import NHWC, is_channels_last
@@ -115,6 +117,12 @@ class QuantizedConv(Op):
                     and (in_h, in_w) == (out_h, out_w))
         row = -(-k // 4) * 4  # a patch row, zero-padded to whole quads (qs8-packed.h)
         block = min(out_h * out_w, max(8, PATCH_BYTES // row // 8 * 8))
+        if not in_place and channels % 4 == 0 and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa":
+            # no patches: each tap's pointer, and the GEMM reads the input where it is
+            work = ctx.scratch(block * taps * 8 + channels, "taps", dtype="uint64")
+            ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc_indirect"),
+                     gemm=ctx.kernel("mlcc_qs8_packed_igemm"), w=weights, patches=work, rows=block, **common)
+            return
         patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)

@@ -3,9 +3,12 @@
  *   unpacked (so the reference's reading of the panels is checked too): m around the row tiles (2, 8), n
  *   around the 16-column panel, k around the 4-byte quads, both activation signednesses, extreme bytes (the
  *   products a saturating kernel gets wrong), shifts 20-40 (below 31 the vector forms fall back);
+ * - every mlcc_qs8_packed_igemm form against the same reference on its rows gathered: taps reading runs of a
+ *   shared pool in no order, channels multiples of 4;
  * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
  *   padding and dilation;
- * - mlcc_qs8_conv_nhwc (packed reference) against mlcc_qs8_conv_nchw (qs8-gemm reference) on transposed data.
+ * - mlcc_qs8_conv_nhwc (packed reference) and, with 8 channels, mlcc_qs8_conv_nhwc_indirect (each igemm form)
+ *   against mlcc_qs8_conv_nchw (qs8-gemm reference) on transposed data.
  * Prints "D of N cases differ". */
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +55,7 @@ int main(void) {
     int32_t bias[MAX_N], mult[MAX_N], shift[MAX_N];
     static _Alignas(64) int8_t packed[PANELS * 64 * (1 + (MAX_K * 9 + 3) / 4)];
     static int8_t w[MAX_N * MAX_K * 9];
-    static uint8_t a[MAX_M * MAX_K], want[MAX_M * MAX_N], got[MAX_M * MAX_N];
+    static uint8_t a[MAX_M * MAX_K], want[MAX_M * (MAX_N + 1)], got[MAX_M * (MAX_N + 1)];  /* ldc n + 1 */
     struct { const char *name; mlcc_qs8_packed_gemm_fn fn; } gemms[] = {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
         {"packed avx512vnni", mlcc_qs8_packed_gemm__avx512vnni},
@@ -94,6 +97,50 @@ int main(void) {
                             ++cases;
                             if (memcmp(want, got, sizeof want)) {
                                 if (differ < 5) printf("%s: m %zu n %zu k %zu flip %d fill %d differs\n", gemms[v].name, m, n, k, flip, fill);
+                                ++differ;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    struct { const char *name; mlcc_qs8_packed_igemm_fn fn; } igemms[] = {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+        {"igemm avx512vnni", mlcc_qs8_packed_igemm__avx512vnni},
+#endif
+        {"igemm reference", mlcc_qs8_packed_igemm__reference},
+    };
+    static const size_t igemm_ns[] = {1, 16, 17, 40}, runs[][2] = {{1, 4}, {9, 4}, {3, 8}, {2, 20}};  /* taps, channels */
+    static uint8_t pool[31 * 20];
+    static const uint8_t *pointers[MAX_M * 9];
+    for (size_t v = 0; v < sizeof igemms / sizeof igemms[0]; ++v) {
+        for (int fill = 0; fill < 3; ++fill) {
+            for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; ++mi) {
+                for (size_t ni = 0; ni < sizeof igemm_ns / sizeof igemm_ns[0]; ++ni) {
+                    for (size_t ri = 0; ri < sizeof runs / sizeof runs[0]; ++ri) {
+                        for (int flip = 0; flip < 2; ++flip) {
+                            const size_t m = ms[mi], n = igemm_ns[ni], taps = runs[ri][0], channels = runs[ri][1];
+                            const size_t k = taps * channels;
+                            for (size_t i = 0; i < sizeof pool; ++i) pool[i] = fill_byte(fill, i);
+                            for (size_t i = 0; i < m; ++i) {
+                                for (size_t t = 0; t < taps; ++t) {
+                                    pointers[i * taps + t] = pool + next() % 31 * 20;
+                                    memcpy(a + i * k + t * channels, pointers[i * taps + t], channels);
+                                }
+                            }
+                            for (size_t i = 0; i < n * k; ++i) w[i] = fill_weight(fill);
+                            pack(n, k, w, k, packed);
+                            requant(n, bias, mult, shift, fill == 0 && mi % 2);
+                            const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                            memset(want, 0xAA, sizeof want);
+                            memset(got, 0xAA, sizeof got);
+                            mlcc_qs8_gemm__reference(m, n, k, a, k, flip ? 0x80 : 0, w, k, want, n + 1, 1, &rq);
+                            igemms[v].fn(m, n, taps, channels, pointers, flip ? 0x80 : 0, packed, got, n + 1, &rq);
+                            ++cases;
+                            if (memcmp(want, got, sizeof want)) {
+                                if (differ < 5) printf("%s: m %zu n %zu taps %zu channels %zu flip %d fill %d differs\n", igemms[v].name, m, n, taps, channels, flip, fill);
                                 ++differ;
                             }
                         }
@@ -153,11 +200,14 @@ int main(void) {
 
     /* the NHWC driver against qs8-gemm's NCHW one: 3x3 same, 3x3 stride 2, 1x1 in place, 1x1 stride 2 */
     static const size_t convs[][4] = {{3, 1, 1}, {3, 2, 1}, {1, 1, 0}, {1, 2, 0}};
-    static uint8_t xc[7 * 9 * 5], xl[7 * 9 * 5], patches[64 * 9 * 5], yc[7 * 9 * MAX_N], yl[7 * 9 * MAX_N];
-    static int8_t wc[MAX_N * 48], wl[MAX_N * 45];
+    static uint8_t xc[7 * 9 * 8], xl[7 * 9 * 8], yc[7 * 9 * MAX_N], yl[7 * 9 * MAX_N];
+    static _Alignas(8) uint8_t patches[64 * 9 * 8 + 8];
+    static int8_t wc[MAX_N * 80], wl[MAX_N * 72];
+    /* form 0: the gathering driver (5 channels); form 1 + v: the indirect one through igemms[v] (8 channels) */
+    for (size_t form = 0; form <= sizeof igemms / sizeof igemms[0]; ++form)
     for (size_t s = 0; s < sizeof convs / sizeof convs[0]; ++s) {
         for (int flip = 0; flip < 2; ++flip) {
-            const size_t kk = convs[s][0], st = convs[s][1], pad = convs[s][2], c = 5, n = 17, in_h = 7, in_w = 9;
+            const size_t kk = convs[s][0], st = convs[s][1], pad = convs[s][2], c = form ? 8 : 5, n = 17, in_h = 7, in_w = 9;
             const size_t out_h = (in_h + 2 * pad - kk) / st + 1, out_w = (in_w + 2 * pad - kk) / st + 1, k = c * kk * kk;
             const size_t ldw = (k + 15) & ~(size_t)15;
             const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kk, kk, st, st, 1, 1, pad, pad, 1, n};
@@ -173,12 +223,16 @@ int main(void) {
             const struct mlcc_qs8_requant rq = {bias, mult, shift, 3, flip ? 0 : -128, flip ? 255 : 127};
             const uint8_t x_zero = (uint8_t)next();
             mlcc_qs8_conv_nchw(&g, xc, x_zero, flip ? 0x80 : 0, wc, ldw, yc, &rq, patches, 8, mlcc_qs8_gemm__reference);
-            mlcc_qs8_conv_nhwc(&g, xl, x_zero, flip ? 0x80 : 0, packed, yl, &rq, patches, 8, gemms[0].fn);
+            if (form == 0) {
+                mlcc_qs8_conv_nhwc(&g, xl, x_zero, flip ? 0x80 : 0, packed, yl, &rq, patches, 8, gemms[0].fn);
+            } else {
+                mlcc_qs8_conv_nhwc_indirect(&g, xl, x_zero, flip ? 0x80 : 0, packed, yl, &rq, patches, 7, igemms[form - 1].fn);
+            }
             ++cases;
             for (size_t j = 0; j < n; ++j) {
                 for (size_t p = 0; p < out_h * out_w; ++p) {
                     if (yc[j * out_h * out_w + p] != yl[p * n + j]) {
-                        if (differ < 5) printf("conv_nhwc: shape %zu flip %d channel %zu pixel %zu differs\n", s, flip, j, p);
+                        if (differ < 5) printf("conv_nhwc form %zu: shape %zu flip %d channel %zu pixel %zu differs\n", form, s, flip, j, p);
                         ++differ;
                         j = n;
                         break;

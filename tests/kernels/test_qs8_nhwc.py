@@ -14,15 +14,16 @@ from tests.kernels.simd_harness import kernel_sources, run_harness
 HARNESS = Path(__file__).with_name("qs8_nhwc_edges.c")
 GEMM_CASES = 3 * 6 * 5 * 7 * 2
 DWCONV_CASES = 3 * 5 * 5 * 2
-CONV_CASES = 4 * 2
+IGEMM_CASES = 3 * 6 * 4 * 4 * 2
+CONV_CASES = 4 * 2  # per driver form: the gathering one, then the indirect one per igemm form
 
 
-@pytest.mark.parametrize("target_name,gemms,dwconvs", [("x86_64", 2, 1), ("x86_64-avx512", 2, 2), ("x86_64-avx512-vnni", 3, 2),
-                                                         ("wasm32", 2, 1), ("wasm32-relaxed", 3, 1), ("aarch64", 2, 1), ("aarch64-dotprod", 3, 1),
-                                                         ("x86_64-baseline", 1, 0)])
-def test_forms_match_reference(target_name, gemms, dwconvs, tmp_path):
+@pytest.mark.parametrize("target_name,gemms,igemms,dwconvs", [
+    ("x86_64", 2, 1, 1), ("x86_64-avx512", 2, 1, 2), ("x86_64-avx512-vnni", 3, 2, 2), ("wasm32", 2, 1, 1),
+    ("wasm32-relaxed", 3, 1, 1), ("aarch64", 2, 1, 1), ("aarch64-dotprod", 3, 1, 1), ("x86_64-baseline", 1, 1, 0)])
+def test_forms_match_reference(target_name, gemms, igemms, dwconvs, tmp_path):
     output = run_harness(target_name, HARNESS, kernel_sources("qs8-gemm", "qs8-packed", "qs8-dwconv"), tmp_path)
     found = re.search(r"(\d+) of (\d+) cases differ", output)
     assert found and found[1] == "0", output
     # every form this target builds ran
-    assert int(found[2]) == gemms * GEMM_CASES + dwconvs * DWCONV_CASES + CONV_CASES, output
+    assert int(found[2]) == gemms * GEMM_CASES + igemms * (IGEMM_CASES + CONV_CASES) + dwconvs * DWCONV_CASES + CONV_CASES, output

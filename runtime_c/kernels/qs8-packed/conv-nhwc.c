@@ -59,3 +59,42 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
         gemm(count, n, ldp, patches, ldp, a_flip, packed, y + first * n, n, rq);
     }
 }
+
+void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                                 uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                                 void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm) {
+    const size_t channels = g->channels, n = g->group_out, taps = g->kernel_h * g->kernel_w;
+    const uint8_t **pointers = (const uint8_t **)work;
+    uint8_t *padding = (uint8_t *)(pointers + rows * taps);
+    fill_run(padding, x_zero, channels);
+    const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
+    const size_t step_h = g->dilation_h * g->in_w * channels, step_w = g->dilation_w * channels;
+    size_t oh = 0, ow = 0;  /* the block's first pixel */
+    for (size_t first = 0, pixels = g->out_h * g->out_w; first < pixels; first += rows) {
+        const size_t count = MLCC_MIN(rows, pixels - first);
+        const uint8_t **tap = pointers;
+        for (size_t r = 0; r < count; ++r) {
+            /* left of the padding wraps around to a huge size_t: one test covers both sides */
+            const size_t ih0 = oh * g->stride_h - g->pad_top, iw0 = ow * g->stride_w - g->pad_left;
+            if (ih0 < g->in_h && ih0 + reach_h < g->in_h && iw0 < g->in_w && iw0 + reach_w < g->in_w) {
+                const uint8_t *row = x + (ih0 * g->in_w + iw0) * channels;  /* every tap inside */
+                for (size_t kh = 0; kh < g->kernel_h; ++kh, row += step_h) {
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw) *tap++ = row + kw * step_w;
+                }
+            } else {
+                for (size_t kh = 0; kh < g->kernel_h; ++kh) {
+                    const size_t ih = ih0 + kh * g->dilation_h;
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw) {
+                        const size_t iw = iw0 + kw * g->dilation_w;
+                        *tap++ = ih < g->in_h && iw < g->in_w ? x + (ih * g->in_w + iw) * channels : padding;
+                    }
+                }
+            }
+            if (++ow == g->out_w) {
+                ow = 0;
+                ++oh;
+            }
+        }
+        igemm(count, n, taps, channels, pointers, a_flip, packed, y + first * n, n, rq);
+    }
+}

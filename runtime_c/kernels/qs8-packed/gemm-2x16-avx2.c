@@ -43,74 +43,100 @@ static void widen_row(const uint8_t *row, size_t k, uint8_t a_flip, int64_t *wid
     for (; p + 16 <= k; p += 16) {
         _mm256_storeu_si256((__m256i *)(wide + p / 4), _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(row + p)), flip)));
     }
+    for (; p + 4 <= k; p += 4) {
+        uint32_t bytes;
+        memcpy(&bytes, row + p, 4);
+        _mm_storel_epi64((__m128i *)(wide + p / 4), _mm_cvtepi8_epi16(_mm_cvtsi32_si128((int)(bytes ^ (a_flip * 0x01010101u)))));
+    }
     for (size_t q = p / 4; 4 * q < k; ++q) {
         _mm_storel_epi64((__m128i *)(wide + q), _mm_cvtepi8_epi16(_mm_cvtsi32_si128((int)(quad_bytes(row, q, k) ^ (a_flip * 0x01010101u)))));
     }
 }
 
-void mlcc_qs8_packed_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const size_t panel = mlcc_qs8_packed_panel_bytes(k), quads = (k + 3) / 4;
-    bool small_shift = false;
-    for (size_t j = 0; j < n; ++j) small_shift |= rq->shift[j] < 31;
-    if (small_shift || quads > MAX_QUADS) {
-        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
-        return;
+/* The requantization of the panels' columns, the last panel's padded past n (full panels read rq in place) */
+struct columns {
+    int32_t tail_bias[16], tail_multiplier[16], tail_shift[16];
+    size_t last;
+};
+
+static void columns_of(size_t n, const struct mlcc_qs8_requant *rq, struct columns *cols) {
+    cols->last = n - (n - 1) % MLCC_QS8_PACKED_NR - 1;
+    for (size_t q = 0; q < 16; ++q) {
+        const size_t j = cols->last + q;
+        cols->tail_bias[q] = j < n ? rq->bias[j] : 0;
+        cols->tail_multiplier[q] = j < n ? rq->multiplier[j] : 1 << 30;
+        cols->tail_shift[q] = j < n ? rq->shift[j] : 31;
     }
+}
+
+/* `mr` (1 or 2) widened rows times every panel, into row i of c */
+static void panels(size_t mr, int64_t wide[MR][MAX_QUADS], size_t quads, size_t n, const int8_t *packed, size_t panel,
+                   uint8_t *c, size_t ldc, size_t i, const struct mlcc_qs8_requant *rq, const struct columns *cols) {
     const __m256i zero_point = _mm256_set1_epi32(rq->y_zero);
     const __m256i low = _mm256_set1_epi32(rq->y_min), high = _mm256_set1_epi32(rq->y_max);
     const bool signed_out = rq->y_min < 0;
-    int64_t wide[MR][MAX_QUADS];
-    /* the last panel's columns, padded past n (full panels read rq's arrays in place) */
-    const size_t last = n - (n - 1) % MLCC_QS8_PACKED_NR - 1;
-    int32_t tail_bias[16], tail_multiplier[16], tail_shift[16];
-    for (size_t q = 0; q < 16; ++q) {
-        tail_bias[q] = last + q < n ? rq->bias[last + q] : 0;
-        tail_multiplier[q] = last + q < n ? rq->multiplier[last + q] : 1 << 30;
-        tail_shift[q] = last + q < n ? rq->shift[last + q] : 31;
-    }
-    for (size_t i = 0; i < m; i += MR) {
-        const size_t mr = MLCC_MIN(MR, m - i);
-        widen_row(a + i * lda, k, a_flip, wide[0]);
-        if (mr > 1) widen_row(a + (i + 1) * lda, k, a_flip, wide[1]);
-        else for (size_t q = 0; q < quads; ++q) wide[1][q] = wide[0][q];
-        for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-            const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
-            const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
-            const int32_t *bias = nr == 16 ? rq->bias + j : tail_bias;
-            const int32_t *multiplier = nr == 16 ? rq->multiplier + j : tail_multiplier;
-            const int32_t *shift = nr == 16 ? rq->shift + j : tail_shift;
-            __m256i acc[MR][4];
-            for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
-            for (size_t q = 0; q < quads; ++q) {
-                const __m256i x0 = _mm256_set1_epi64x(wide[0][q]), x1 = _mm256_set1_epi64x(wide[1][q]);
-                for (size_t t = 0; t < 4; ++t) {
-                    const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
-                    acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
-                    acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
-                }
+    const int32_t *tail_bias = cols->tail_bias, *tail_multiplier = cols->tail_multiplier, *tail_shift = cols->tail_shift;
+    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+        const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
+        const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
+        const int32_t *bias = nr == 16 ? rq->bias + j : tail_bias;
+        const int32_t *multiplier = nr == 16 ? rq->multiplier + j : tail_multiplier;
+        const int32_t *shift = nr == 16 ? rq->shift + j : tail_shift;
+        __m256i acc[MR][4];
+        for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
+        for (size_t q = 0; q < quads; ++q) {
+            const __m256i x0 = _mm256_set1_epi64x(wide[0][q]), x1 = _mm256_set1_epi64x(wide[1][q]);
+            for (size_t t = 0; t < 4; ++t) {
+                const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
+                acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
+                acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
             }
-            for (size_t r = 0; r < mr; ++r) {
-                /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
-                __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-                __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
-                v0 = requantize8(_mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias)), multiplier, shift);
-                v1 = requantize8(_mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8))), multiplier + 8, shift + 8);
-                v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
-                v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
-                const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
-                const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
-                const __m128i bytes = signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
-                uint8_t *out = c + (i + r) * ldc + j;
-                if (nr == 16) {
-                    _mm_storeu_si128((__m128i *)out, bytes);
-                } else {
-                    uint8_t lanes[16];
-                    _mm_storeu_si128((__m128i *)lanes, bytes);
-                    memcpy(out, lanes, nr);
-                }
+        }
+        for (size_t r = 0; r < mr; ++r) {
+            /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
+            __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+            __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
+            v0 = requantize8(_mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias)), multiplier, shift);
+            v1 = requantize8(_mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8))), multiplier + 8, shift + 8);
+            v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
+            v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
+            const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+            const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
+            const __m128i bytes = signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+            uint8_t *out = c + (i + r) * ldc + j;
+            if (nr == 16) {
+                _mm_storeu_si128((__m128i *)out, bytes);
+            } else {
+                uint8_t lanes[16];
+                _mm_storeu_si128((__m128i *)lanes, bytes);
+                memcpy(out, lanes, nr);
             }
         }
     }
 }
+
+static bool falls_back(size_t n, size_t quads, const struct mlcc_qs8_requant *rq) {
+    bool small_shift = false;
+    for (size_t j = 0; j < n; ++j) small_shift |= rq->shift[j] < 31;
+    return small_shift || quads > MAX_QUADS;
+}
+
+void mlcc_qs8_packed_gemm__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const size_t panel = mlcc_qs8_packed_panel_bytes(k), quads = (k + 3) / 4;
+    if (falls_back(n, quads, rq)) {
+        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
+        return;
+    }
+    struct columns cols;
+    columns_of(n, rq, &cols);
+    int64_t wide[MR][MAX_QUADS];
+    for (size_t i = 0; i < m; i += MR) {
+        const size_t mr = MLCC_MIN(MR, m - i);
+        for (size_t r = 0; r < mr; ++r) widen_row(a + (i + r) * lda, k, a_flip, wide[r]);
+        if (mr < MR) memcpy(wide[1], wide[0], quads * sizeof wide[0][0]);  /* a lone last row: its copy is discarded */
+        panels(mr, wide, quads, n, packed, panel, c, ldc, i, rq, &cols);
+    }
+}
+
 #endif

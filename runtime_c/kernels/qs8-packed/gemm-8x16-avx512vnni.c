@@ -29,6 +29,38 @@ struct panel {
     __mmask16 columns;
 };
 
+static inline struct panel panel_of(const int8_t *base, size_t j, size_t n, const struct mlcc_qs8_requant *rq) {
+    const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
+    const __m512i one = _mm512_set1_epi64(1);
+    struct panel pn;
+    pn.columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
+    pn.weights = base + 64;
+    const __m512i sums = _mm512_loadu_si512(base);
+    pn.start = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(pn.columns, rq->bias + j), _mm512_slli_epi32(sums, 7));
+    pn.multiplier = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1 << 30), pn.columns, rq->multiplier + j);
+    const __m512i shifts = _mm512_mask_loadu_epi32(_mm512_set1_epi32(31), pn.columns, rq->shift + j);
+    pn.s_even = _mm512_and_si512(shifts, _mm512_set1_epi64(0xFFFFFFFF));
+    pn.s_odd = _mm512_srli_epi64(shifts, 32);
+    pn.round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_even, one));
+    pn.round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_odd, one));
+    pn.mult_odd = _mm512_srli_epi64(pn.multiplier, 32);
+    return pn;
+}
+
+/* One row of one panel's accumulators requantized and stored (a value, not the array: the accumulators stay
+ * in registers through the loops) */
+static inline __attribute__((always_inline)) void store_row(__m512i acc, const struct panel *pn, uint8_t *c,
+                                                            const struct mlcc_qs8_requant *rq) {
+    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
+    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
+    const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc, pn->multiplier), pn->round_even), pn->s_even);
+    const __m512i odd = _mm512_srav_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), pn->mult_odd), pn->round_odd), pn->s_odd);
+    __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point), low), high);
+    _mm_mask_storeu_epi8(c, pn->columns, _mm512_cvtepi32_epi8(v));
+}
+
 /* `mr` rows (a constant where it is inlined: 8, then 1 for the rest) times one panel */
 static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
                                                        const struct panel *pn, uint8_t *c, size_t ldc,
@@ -48,16 +80,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
         const __m512i ws = _mm512_loadu_si512(pn->weights + k4 * 64);
         for (size_t r = 0; r < mr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(row_quad(a + r * lda, k4, k, flip)), ws);
     }
-    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
-    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
-    for (size_t r = 0; r < mr; ++r) {
-        const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc[r], pn->multiplier), pn->round_even), pn->s_even);
-        const __m512i odd = _mm512_srav_epi64(
-            _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc[r], 32), pn->mult_odd), pn->round_odd), pn->s_odd);
-        __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
-        v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point), low), high);
-        _mm_mask_storeu_epi8(c + r * ldc, pn->columns, _mm512_cvtepi32_epi8(v));
-    }
+    for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
 }
 
 void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
@@ -70,28 +93,82 @@ void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_
     }
     const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % MR;
     const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
-    const __m512i one = _mm512_set1_epi64(1);
     for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
-        struct panel pn;
-        pn.columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
-        const int8_t *base = packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes;
-        pn.weights = base + 64;
-        const __m512i sums = _mm512_loadu_si512(base);
-        pn.start = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(pn.columns, rq->bias + j), _mm512_slli_epi32(sums, 7));
-        pn.multiplier = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1 << 30), pn.columns, rq->multiplier + j);
-        const __m512i shifts = _mm512_mask_loadu_epi32(_mm512_set1_epi32(31), pn.columns, rq->shift + j);
-        pn.s_even = _mm512_and_si512(shifts, _mm512_set1_epi64(0xFFFFFFFF));
-        pn.s_odd = _mm512_srli_epi64(shifts, 32);
-        pn.round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_even, one));
-        pn.round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_odd, one));
-        pn.mult_odd = _mm512_srli_epi64(pn.multiplier, 32);
+        const struct panel pn = panel_of(packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, n, rq);
         if (flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
             for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, 0, &pn, c + i * ldc + j, ldc, rq);
         } else {
             for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
         }
         for (size_t i = full; i < m; ++i) tile(1, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
+    }
+}
+
+static inline __m512i broadcast_quad(const uint8_t *p, uint32_t flip) {
+    int32_t bytes;
+    memcpy(&bytes, p, 4);
+    return _mm512_set1_epi32(bytes ^ (int32_t)flip);
+}
+
+/* 8 rows whose taps are read where the pointers say (channels a multiple of 4) times one panel; the
+ * accumulators are named, not an array (an array indexed in the nested loops was kept in memory, a 64-byte
+ * store per row and quad) */
+#define EACH_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+static inline __attribute__((always_inline)) void tile_indirect8(const uint8_t *const *rows, size_t taps, size_t channels,
+                                                                 uint32_t flip, const struct panel *pn, uint8_t *c,
+                                                                 size_t ldc, const struct mlcc_qs8_requant *rq) {
+#define START(r) __m512i acc##r = pn->start;
+    EACH_ROW(START)
+    const int8_t *weights = pn->weights;
+    for (size_t t = 0; t < taps; ++t) {
+#define SOURCE(r) const uint8_t *src##r = rows[r * taps + t];
+        EACH_ROW(SOURCE)
+        for (size_t p = 0; p < channels; p += 4, weights += 64) {
+            const __m512i ws = _mm512_loadu_si512(weights);
+#define MULTIPLY(r) acc##r = _mm512_dpbusd_epi32(acc##r, broadcast_quad(src##r + p, flip), ws);
+            EACH_ROW(MULTIPLY)
+        }
+    }
+#define STORE(r) store_row(acc##r, pn, c + r * ldc, rq);
+    EACH_ROW(STORE)
+#undef START
+#undef SOURCE
+#undef MULTIPLY
+#undef STORE
+}
+
+/* one row the same way */
+static inline void tile_indirect1(const uint8_t *const *rows, size_t taps, size_t channels, uint32_t flip,
+                                  const struct panel *pn, uint8_t *c, const struct mlcc_qs8_requant *rq) {
+    __m512i acc = pn->start;
+    const int8_t *weights = pn->weights;
+    for (size_t t = 0; t < taps; ++t) {
+        for (size_t p = 0; p < channels; p += 4, weights += 64) {
+            acc = _mm512_dpbusd_epi32(acc, broadcast_quad(rows[t] + p, flip), _mm512_loadu_si512(weights));
+        }
+    }
+    store_row(acc, pn, c, rq);
+}
+
+void mlcc_qs8_packed_igemm__avx512vnni(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
+                                       uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
+                                       const struct mlcc_qs8_requant *rq) {
+    for (size_t j = 0; j < n; ++j) {
+        if (rq->shift[j] < 31) {
+            mlcc_qs8_packed_igemm__reference(m, n, taps, channels, rows, a_flip, packed, c, ldc, rq);
+            return;
+        }
+    }
+    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(taps * channels), full = m - m % MR;
+    const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
+    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+        const struct panel pn = panel_of(packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, n, rq);
+        if (flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
+            for (size_t i = 0; i < full; i += MR) tile_indirect8(rows + i * taps, taps, channels, 0, &pn, c + i * ldc + j, ldc, rq);
+        } else {
+            for (size_t i = 0; i < full; i += MR) tile_indirect8(rows + i * taps, taps, channels, flip, &pn, c + i * ldc + j, ldc, rq);
+        }
+        for (size_t i = full; i < m; ++i) tile_indirect1(rows + i * taps, taps, channels, flip, &pn, c + i * ldc + j, rq);
     }
 }
 #endif

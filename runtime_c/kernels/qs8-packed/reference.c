@@ -18,3 +18,21 @@ void mlcc_qs8_packed_gemm__reference(size_t m, size_t n, size_t k, const uint8_t
         }
     }
 }
+
+void mlcc_qs8_packed_igemm__reference(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
+                                      uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
+                                      const struct mlcc_qs8_requant *rq) {
+    const size_t k = taps * channels, panel = mlcc_qs8_packed_panel_bytes(k);
+    for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+            const int8_t *quads = packed + (j / MLCC_QS8_PACKED_NR) * panel + 64;
+            const size_t column = j % MLCC_QS8_PACKED_NR;
+            int32_t acc = rq->bias[j];
+            for (size_t p = 0; p < k; ++p) {
+                const uint8_t byte = rows[i * taps + p / channels][p % channels];
+                acc += (int32_t)(int8_t)(byte ^ a_flip) * (int32_t)quads[(p / 4) * 64 + column * 4 + p % 4];
+            }
+            c[i * ldc + j] = mlcc_qs8_requantize(acc, rq->multiplier[j], rq->shift[j], rq);
+        }
+    }
+}

@@ -39,6 +39,20 @@ void mlcc_qs8_packed_gemm__neondot(size_t m, size_t n, size_t k, const uint8_t *
 void mlcc_qs8_packed_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                 const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq);
 
+/* The indirect form, for a convolution without patches: row i of a is `taps` runs of `channels` bytes, run t
+ * at rows[i * taps + t] (k = taps * channels, channels a multiple of 4, so no quad straddles two runs):
+ *   c[i*ldc + j] = requantize(bias[j] + sum_t sum_p a'(rows[i*taps + t][p]) * w[j][t*channels + p], j). */
+typedef void (*mlcc_qs8_packed_igemm_fn)(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
+                                         uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
+                                         const struct mlcc_qs8_requant *rq);
+
+void mlcc_qs8_packed_igemm__reference(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
+                                      uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
+                                      const struct mlcc_qs8_requant *rq);
+void mlcc_qs8_packed_igemm__avx512vnni(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
+                                       uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
+                                       const struct mlcc_qs8_requant *rq);
+
 /* A convolution (one group) of one NHWC image x to NHWC y through `gemm`: a 1x1 convolution with stride 1 and
  * no padding multiplies x in place (rows are pixels); otherwise the patches of `rows` output pixels at a time
  * are gathered into `patches` (rows x k bytes, k = kernel_h * kernel_w * channels in (kh, kw, c) order, each
@@ -47,5 +61,17 @@ void mlcc_qs8_packed_gemm__neon(size_t m, size_t n, size_t k, const uint8_t *a, 
 void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
                         const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm);
+
+/* The same without copying patches (channels a multiple of 4): for `rows` output pixels at a time, each
+ * tap's pointer into x (or to a run of x_zero bytes in the padding) goes to `work` (rows * taps pointers,
+ * then channels bytes for that run; pointer-aligned), and `igemm` reads the taps in place. */
+void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                                 uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                                 void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm);
+
+/* The bytes of `work` mlcc_qs8_conv_nhwc_indirect needs */
+static inline size_t mlcc_qs8_conv_nhwc_indirect_bytes(size_t rows, size_t taps, size_t channels) {
+    return rows * taps * sizeof(const uint8_t *) + channels;
+}
 
 #endif /* MLCC_KERNELS_QS8_PACKED_H */
