@@ -93,8 +93,9 @@ class Op:
     # the integer form a float op takes between them ("conv", "matmul", "gemm"; "qlinear_conv" for QLinearConv
     # itself; "monotonic" for an op whose outputs are its input's values picked by order, as MaxPool: it runs
     # on the 8-bit values themselves, since dequantization is increasing; "copies" for one whose output is
-    # its inputs' values copied, as Concat; "add" for Add, which becomes a QuantizedAdd; "average" for
-    # AveragePool and GlobalAveragePool, which become a QuantizedAveragePool), else None
+    # its inputs' values copied, as Concat; "add" / "mul" for Add / Mul, which become a QuantizedAdd /
+    # QuantizedMul; "average" for AveragePool and GlobalAveragePool, which become a QuantizedAveragePool;
+    # "lookup" for an elementwise op of one tensor and constant scalars, a QuantizedLookup table), else None
     quantization: ClassVar[str | None] = None
     quantized_form: ClassVar[str | None] = None
     # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape

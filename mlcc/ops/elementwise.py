@@ -203,7 +203,7 @@ TABLE: dict[str, Row] = {
     # arithmetic (numpy broadcasting)
     "Add": Row("{a0} + {a1}", dtypes=NUMERIC, quantized_form="add"),
     "Sub": Row("{a0} - {a1}", dtypes=NUMERIC),
-    "Mul": Row("{a0} * {a1}", dtypes=NUMERIC),
+    "Mul": Row("{a0} * {a1}", dtypes=NUMERIC, quantized_form="mul"),
     "Div": Row("{a0} / {a1}", dtypes=NUMERIC),
     "Pow": Row("{pow}(({real}){a0}, ({real}){a1})", dtypes=NUMERIC, flops=8),  # integer bases via double, as onnxruntime
     "Mod": Row(_mod, {"fmod": 0}, dtypes=NUMERIC),
@@ -356,7 +356,8 @@ def _make(op_type: str, row: Row) -> type[Op]:
         domain = row.domain
         float16_native = row.moves_bits
         role = ROLES.get(op_type)
-        quantized_form = row.quantized_form
+        # between DQ and Q, of one 8-bit tensor (other operands constant scalars): a table lookup
+        quantized_form = row.quantized_form or "lookup"
 
         def body(self, node: Node, operands: list[str] | None = None, temp_prefix: str = "") -> Body:
             """The node's code in the first operand's type, its operands named `operands` (else a0, a1, ...)."""

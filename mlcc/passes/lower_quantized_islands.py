@@ -12,14 +12,18 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
   the op itself on the 8-bit tensor (exact), then a Requantize where the output's scale or zero point differ;
 - an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
   whose scale or zero point differs from the output's first requantized (Requantize, fixed point);
-- Add ("add") of two 8-bit tensors of one shape [-> ReLU / Clip]: QuantizedAdd (both ratios to the output's
-  scale in fixed point over one shift, the activation as the clamp);
+- Add ("add") and Mul ("mul") of two 8-bit tensors, broadcasting [-> ReLU / Clip]: QuantizedAdd (both ratios
+  to the output's scale in fixed point over one shift) and QuantizedMul (the product's ratio in fixed point),
+  the activation as the clamp;
+- an elementwise op of one 8-bit tensor and constant scalars ("lookup": Sigmoid, Tanh, HardSwish, LeakyRelu,
+  ..., and Add / Mul of a scalar): QuantizedLookup, a 256-entry table made by evaluating the island at build
+  time on every input code;
 - AveragePool and GlobalAveragePool ("average"): QuantizedAveragePool (int32 window sums, requantized).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
 dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float
-(as it does every computing op that reads a DequantizeLinear and has no integer form: Softmax, Mul),
+(as it does every computing op that reads a DequantizeLinear and has no integer form: Softmax),
 and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
 Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
@@ -40,7 +44,9 @@ from ..ops.q_linear_mat_mul import QLinearMatMul
 from ..ops.quantized_add import QuantizedAdd
 from ..ops.quantized_average_pool import QuantizedAveragePool
 from ..ops.quantized_conv import QuantizedConv
+from ..ops.quantized_lookup import QuantizedLookup
 from ..ops.quantized_mat_mul import QuantizedMatMul
+from ..ops.quantized_mul import QuantizedMul
 from ..ops.requantize import Requantize
 from ._rewrite import Rewriter
 
@@ -325,8 +331,9 @@ def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
     return [*made, Node(node.op_type, node.name, inputs, [y_q], attrs, node.domain, node.opset)], [q]
 
 
-def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
-    """DQ(a) + DQ(b) [-> ReLU / Clip] -> Q, both 8-bit per tensor of the output's shape: a QuantizedAdd."""
+def _binary_operands(m: Rewriter, node: Node):
+    """(a, b, a_q, b_q, after, activation, y, y_q) of DQ(a) op DQ(b) [-> ReLU / Clip] -> Q with both 8-bit per
+    tensor of the output's type, broadcasting to the output's shape; or why not."""
     a, b = _dequantized(m, node.inputs[0]), _dequantized(m, node.inputs[1])
     if a is None or b is None:
         return "not between DequantizeLinear nodes"
@@ -338,8 +345,20 @@ def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     a_q, b_q = a.node.inputs[0], b.node.inputs[0]
     if not (a.per_tensor and b.per_tensor) or a_q.dtype != y_q.dtype or b_q.dtype != y_q.dtype:
         return "operands not 8-bit per tensor of the output's type"
-    if a_q.shape != y_q.shape or b_q.shape != y_q.shape:
-        return "a broadcast"
+    try:
+        if tuple(np.broadcast_shapes(a_q.shape, b_q.shape)) != tuple(y_q.shape):
+            return "operands do not broadcast to the output"
+    except ValueError:
+        return "operands do not broadcast"
+    return a, b, a_q, b_q, after, activation, y, y_q
+
+
+def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(a) + DQ(b) [-> ReLU / Clip] -> Q, both 8-bit per tensor, broadcasting: a QuantizedAdd."""
+    found = _binary_operands(m, node)
+    if isinstance(found, str):
+        return found
+    a, b, a_q, b_q, after, activation, y, y_q = found
     y_scale = np.float64(np.float32(y.scale[0]))
     ratios = np.array([np.float64(np.float32(a.scale[0])), np.float64(np.float32(b.scale[0]))]) / y_scale
     exponent = max(np.frexp(ratios)[1])
@@ -351,6 +370,23 @@ def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     attrs = {"a_zero": int(a.zero[0]), "b_zero": int(b.zero[0]), "a_multiplier": multipliers[0],
              "b_multiplier": multipliers[1], "shift": shift, "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
     return Node(QuantizedAdd.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedAdd.domain, 1), after
+
+
+def _mul(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(a) * DQ(b) [-> ReLU / Clip] -> Q, both 8-bit per tensor, broadcasting: a QuantizedMul."""
+    found = _binary_operands(m, node)
+    if isinstance(found, str):
+        return found
+    a, b, a_q, b_q, after, activation, y, y_q = found
+    real = (np.float64(np.float32(a.scale[0])) * np.float64(np.float32(b.scale[0]))
+            / np.float64(np.float32(y.scale[0])))
+    requant = fixed_point(np.array([real]))
+    if requant is None or int(requant[1][0]) > 46:  # |a * b| < 2^16 times the multiplier: far from 2^62
+        return "operand scales too far from the output's"
+    lo, hi = _clamp(y, y_q.dtype, activation)
+    attrs = {"a_zero": int(a.zero[0]), "b_zero": int(b.zero[0]), "multiplier": int(requant[0][0]),
+             "shift": int(requant[1][0]), "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
+    return Node(QuantizedMul.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedMul.domain, 1), after
 
 
 def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
@@ -376,6 +412,56 @@ def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     lo, hi = _clamp(y, y_q.dtype, activation)
     attrs.update(x_zero=int(x.zero[0]), y_zero=int(y.zero[0]), y_min=lo, y_max=hi, scale_ratio=float(ratio))
     return Node(QuantizedAveragePool.op_type, node.name, [x_q], [y_q], attrs, QuantizedAveragePool.domain, 1), after
+
+
+def _scalar_operand(m: Rewriter, value: Value | None) -> np.ndarray | None:
+    """A constant operand of one element as float32: a constant, or a DequantizeLinear of one (folded later)."""
+    if value is None or value.size != 1:
+        return None
+    if value.is_const:
+        return np.asarray(value.data)
+    dq = _dequantized(m, value)
+    if dq is None or not dq.node.inputs[0].is_const:
+        return None
+    q = np.asarray(dq.node.inputs[0].data, np.int64).reshape(value.shape)
+    return ((q - dq.zero[0]).astype(np.float32) * np.float32(dq.scale[0])).astype(np.float32)
+
+
+def _lookup(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(x) -> an elementwise op (its other operands constant scalars) [-> ReLU / Clip] -> Q, x 8-bit per
+    tensor: a QuantizedLookup whose 256-entry table is the island evaluated at build time on every code of x."""
+    x = _dequantized(m, node.inputs[0])
+    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+        return "input not dequantized 8-bit per tensor"
+    others = [(i, _scalar_operand(m, v)) for i, v in enumerate(node.inputs) if i > 0 and v is not None]
+    if any(data is None for _, data in others):
+        return "an operand neither the 8-bit input nor a constant scalar"
+    x_q = x.node.inputs[0]
+    if len(node.outputs) != 1 or node.outputs[0].shape != x_q.shape:
+        return "output not of the input's shape"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None:
+        return "output not quantized per tensor (alone)"
+    after, activation, y = tail
+    y_q = after[-1].outputs[0]
+    codes = np.arange(256, dtype=np.uint8).view(x_q.dtype)  # entry b: the code whose byte is b
+    values = ((codes.astype(np.int64) - x.zero[0]).astype(np.float32) * np.float32(x.scale[0])).astype(np.float32)
+    inputs = [values] + [None] * (len(node.inputs) - 1)
+    for i, data in others:
+        inputs[i] = data.astype(node.inputs[i].dtype)
+    try:
+        result = np.asarray(_op(node).reference(node, inputs)[0], np.float32)
+    except Exception as exc:  # noqa: BLE001 - an op its reference cannot evaluate here stays in float
+        return f"no build-time evaluation ({type(exc).__name__})"
+    if result.shape != values.shape:
+        return "output not of the input's shape"
+    info = np.iinfo(y_q.dtype)
+    quantized = np.rint(result / np.float32(y.scale[0])) + y.zero[0]  # as QuantizeLinear, in float32
+    lo, hi = _clamp(y, y_q.dtype, activation)
+    table = np.clip(np.nan_to_num(quantized, nan=float(y.zero[0])), max(lo, info.min), min(hi, info.max)).astype(y_q.dtype)
+    constant = Value(m.fresh(f"{node.name}_table"), y_q.dtype, (256,))
+    constant.data = table
+    return Node(QuantizedLookup.op_type, node.name, [x_q, constant], [y_q], {}, QuantizedLookup.domain, 1), after
 
 
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
@@ -410,10 +496,14 @@ def run(graph: Graph) -> dict:
             found = _monotonic(m, node)
         elif op.quantized_form == "copies":
             found = _copies(m, node)
-        elif op.quantized_form == "add":
-            found = _add(m, node)
+        elif op.quantized_form in ("add", "mul"):
+            found = _lookup(m, node)  # of one 8-bit tensor and a constant scalar: a table; else on both
+            if isinstance(found, str):
+                found = (_add if op.quantized_form == "add" else _mul)(m, node)
         elif op.quantized_form == "average":
             found = _average(m, node)
+        elif op.quantized_form == "lookup":
+            found = _lookup(m, node)
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):

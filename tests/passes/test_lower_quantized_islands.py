@@ -248,9 +248,67 @@ def test_average_pool_islands_run_on_the_integers():
         assert node.attrs["kernel_shape"] == pool.get("kernel_shape", [7, 9])
 
 
-@pytest.mark.parametrize("case,dtype,y_scale", [("padded", np.uint8, 0.05), ("ceil_include_pad", np.int8, 0.03),
-                                                ("global", np.int8, 0.011)])
+@pytest.mark.parametrize("case,dtype,y_scale", [("padded", np.uint8, 0.05), ("ceil_include_pad", np.int8, 0.03)])
 def test_average_pool_numbers_within_a_step(case, dtype, y_scale, target, tmp_path):
-    """Against onnxruntime's float pool between DQ and Q: within one step of y (a rounding near a tie)."""
+    """Against onnxruntime's float pool between DQ and Q: within one step of y (a tie the float reference
+    decides the other way). Global pools: tests/quantized's convnet and mobile models."""
     check_model(qdq_average(dtype, y_scale, **AVERAGES[case]), {"x": rand(1, 5, 7, 9, seed=9) * 4}, target,
                 tmp_path, rtol=0, atol=y_scale + 1e-6)
+
+
+def qdq_elementwise(op, b_shape=None, b_const=None, **attrs):
+    """x (int8) -> DQ -> op [with DQ(b), b an 8-bit input of b_shape or a constant] -> Q -> DQ -> y."""
+    inits = {"xs": np.float32(0.05), "xz": np.int8(-3), "bs": np.float32(0.02), "bz": np.int8(5),
+             "ys": np.float32(0.01), "yz": np.int8(-100)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 6])]
+    operands = ["xf"]
+    if b_shape is not None or b_const is not None:
+        if b_const is not None:
+            inits["b"] = np.int8(b_const)
+            nodes.append(helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"]))
+        else:
+            inputs.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, b_shape))
+            nodes += [helper.make_node("QuantizeLinear", ["b", "bs", "bz"], ["bq"]),
+                      helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["bf"])]
+        operands.append("bf")
+    nodes += [helper.make_node(op, operands, ["o"], name="op", **attrs),
+              helper.make_node("QuantizeLinear", ["o", "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    return make(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 5, 6])],
+                [numpy_helper.from_array(a, n) for n, a in inits.items()])
+
+
+@pytest.mark.parametrize("op,attrs,b_const", [("Sigmoid", {}, None), ("LeakyRelu", {"alpha": 0.2}, None),
+                                              ("Mul", {}, 40), ("Add", {}, -7)])
+def test_elementwise_of_one_tensor_becomes_a_table(op, attrs, b_const):
+    """The table is the island at every code: DQ in float32, the op, Q (rint of y / scale, saturated)."""
+    graph = imported(qdq_elementwise(op, b_const=b_const, **attrs))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {"QuantizedLookup": 1} and report["left_in_float"] == []
+    table = next(n for n in graph.nodes if n.op_type == "QuantizedLookup").inputs[1].data
+    x = (np.arange(256, dtype=np.uint8).view(np.int8).astype(np.float32) + 3) * np.float32(0.05)
+    b = (np.float32(b_const or 0) - 5) * np.float32(0.02)
+    y = {"Sigmoid": lambda: 1 / (1 + np.exp(-x)), "LeakyRelu": lambda: np.where(x >= 0, x, np.float32(0.2) * x),
+         "Mul": lambda: x * b, "Add": lambda: x + b}[op]().astype(np.float32)
+    expected = np.clip(np.rint(y / np.float32(0.01)) - 100, -128, 127)
+    assert table.dtype == np.int8 and np.abs(table.astype(np.int64) - expected).max() <= (1 if op == "Sigmoid" else 0)
+
+
+@pytest.mark.parametrize("op,made", [("Mul", "QuantizedMul"), ("Add", "QuantizedAdd")])
+def test_binary_island_broadcasts(op, made):
+    """Two 8-bit tensors, one [1, 4, 1, 1] broadcast over the other (squeeze-and-excitation's Mul)."""
+    graph = imported(qdq_elementwise(op, b_shape=[1, 4, 1, 1]))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {made: 1} and report["left_in_float"] == []
+    node = next(n for n in graph.nodes if n.op_type == made)
+    assert [v.shape for v in node.inputs] == [(1, 4, 5, 6), (1, 4, 1, 1)]
+    if op == "Mul":  # 0.05 * 0.02 / 0.01 = 0.1
+        real = np.float64(np.float32(0.05)) * np.float64(np.float32(0.02)) / np.float64(np.float32(0.01))
+        np.testing.assert_allclose(node.attrs["multiplier"] * 2.0 ** -node.attrs["shift"], real, rtol=2**-30)
+
+
+def test_binary_numbers_within_a_step(target, tmp_path):
+    x = {"x": rand(1, 4, 5, 6, seed=10) * 3, "b": rand(1, 4, 1, 1, seed=11) * 2}
+    check_model(qdq_elementwise("Mul", b_shape=[1, 4, 1, 1]), x, target, tmp_path, rtol=0, atol=0.01 + 1e-6)

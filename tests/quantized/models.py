@@ -130,7 +130,37 @@ def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 32, 4, 4))], w, opset), shape
 
 
-FLOAT_MODELS = {"convnet": convnet, "features": features, "mlp": mlp, "attention": attention}
+def mobile(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
+    """A MobileNetV3 / EfficientNet-style block: SiLU (Sigmoid, then a Mul of two activations), a depthwise
+    convolution, squeeze-and-excitation (GlobalAveragePool, two 1x1 convolutions, Sigmoid, a Mul broadcasting
+    [1, C, 1, 1] over the map), a 1x1 projection and an AveragePool; the output a feature map."""
+    rng = np.random.default_rng(5)
+    w = {"w1": _weights(rng, 16, 3, 3, 3), "b1": _weights(rng, 16, scale=0.1),
+         "wd": _weights(rng, 16, 1, 3, 3), "bd": _weights(rng, 16, scale=0.1),
+         "ws": _weights(rng, 4, 16, 1, 1), "bs": _weights(rng, 4, scale=0.1),
+         "we": _weights(rng, 16, 4, 1, 1), "be": _weights(rng, 16, scale=0.1),
+         "wp": _weights(rng, 8, 16, 1, 1), "bp": _weights(rng, 8, scale=0.1)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Sigmoid", ["c1"], ["g1"], name="silu_gate"),
+        helper.make_node("Mul", ["c1", "g1"], ["s1"], name="silu"),
+        helper.make_node("Conv", ["s1", "wd", "bd"], ["cd"], pads=[1, 1, 1, 1], group=16, name="depthwise"),
+        helper.make_node("Relu", ["cd"], ["rd"], name="relu_dw"),
+        helper.make_node("GlobalAveragePool", ["rd"], ["sq"], name="squeeze"),
+        helper.make_node("Conv", ["sq", "ws", "bs"], ["e1"], name="reduce"),
+        helper.make_node("Relu", ["e1"], ["e2"], name="relu_se"),
+        helper.make_node("Conv", ["e2", "we", "be"], ["e3"], name="expand"),
+        helper.make_node("Sigmoid", ["e3"], ["e4"], name="excite_gate"),
+        helper.make_node("Mul", ["rd", "e4"], ["ex"], name="excite"),
+        helper.make_node("Conv", ["ex", "wp", "bp"], ["pr"], name="project"),
+        helper.make_node("AveragePool", ["pr"], ["y"], kernel_shape=[2, 2], strides=[2, 2], name="avgpool"),
+    ]
+    shape = (1, 3, 16, 16)
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 8, 8, 8))], w, opset), shape
+
+
+FLOAT_MODELS = {"convnet": convnet, "features": features, "mlp": mlp, "attention": attention, "mobile": mobile}
 
 # form -> quantize_static / quantize_dynamic keyword arguments
 FORMS = {

@@ -31,7 +31,7 @@ CASES = [(name, form, opset) for name in FLOAT_MODELS for form in FORMS for opse
 # each model and format by default (7 cases, the suite's time is budgeted); the rest of the matrix is slow
 QUICK = {("convnet", "qdq_u8_channel", 13), ("convnet", "qop_u8_channel", 21), ("features", "qdq_s8_channel", 17),
          ("features", "qop_u8_channel", 17), ("mlp", "qop_s8_tensor", 17), ("mlp", "dynamic", 17),
-         ("attention", "qdq_s8_channel", 17)}
+         ("attention", "qdq_s8_channel", 17), ("mobile", "qdq_u8_channel", 17)}
 
 
 @pytest.mark.parametrize("name,form,opset", [case if case in QUICK else pytest.param(*case, marks=pytest.mark.slow)
@@ -43,7 +43,8 @@ def test_quantized_model(name, form, opset, target, tmp_path):
     rows = compare(model, got, reference(model, inputs))
     # a rounding tie decided the other way moves an element one step, and a step early in a deep net can move
     # more of the few outputs of a classifier; the feature map of convolutions alone is nearly all exact
-    least = 0.99 if name == "features" else 0.5
+    # (mobile's last AveragePool meets ties of sum / 4, which the float reference decides either way)
+    least = {"features": 0.99, "mobile": 0.9}.get(name, 0.5)
     for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"
 
@@ -86,6 +87,7 @@ def test_quantized_model_on_each_isa(target_name, name, tmp_path):
     code = (tmp_path / f"out-{target_name}" / "model.c").read_text()
     assert any(re.search(rf"\b{k}\b", code) for k in kernels), f"none of {kernels} called"
     rows = compare(model, got, reference(model, inputs))
-    least = 0.99 if name == "features" else 0.5
+    # (mobile's last AveragePool meets ties of sum / 4, which the float reference decides either way)
+    least = {"features": 0.99, "mobile": 0.9}.get(name, 0.5)
     for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"
