@@ -21,6 +21,9 @@ class VariableExtentError(ShapeError):
     range does not settle, or a conversion to a plain integer): the op cannot take that extent yet."""
 
 
+EXHAUSTIVE_BOUNDS = 1 << 12  # sizes a bound with a floor division is evaluated at, one by one, at most
+
+
 class _Quotient:
     """floor(numerator / divisor) of a run-time size that is never negative: an atom of a Sym's monomials,
     written `((d_w + 1u) / 2u)` in C (size_t division floors)."""
@@ -146,10 +149,30 @@ class Sym:
         return sum(c * math.prod(_atom_at(a, sizes) for a in m) for m, c in self.terms.items())
 
     def bounds(self) -> tuple[int, int]:
-        """Least and greatest value over the ranges (at their corners: every term is monotone in each size)."""
+        """Least and greatest value over the ranges: at their corners for a multilinear polynomial (affine in
+        each size); with a quotient (a floor division, which a linear term can offset, as 2 * ((S-1)//2) - S
+        does) at every size when the ranges hold few, else each term's own interval (wider, never narrower)."""
         names = sorted(self.ranges)
-        values = [self.at(dict(zip(names, corner))) for corner in itertools.product(*(self.ranges[n] for n in names))]
+        floors = any(isinstance(a, _Quotient) for m in self.terms for a in m)
+        every = itertools.product(*(range(lo, hi + 1) for lo, hi in (self.ranges[n] for n in names)))
+        if not floors:
+            every = itertools.product(*(self.ranges[n] for n in names))
+        elif math.prod(hi - lo + 1 for lo, hi in self.ranges.values()) > EXHAUSTIVE_BOUNDS:
+            return self._interval()
+        values = [self.at(dict(zip(names, point))) for point in every]
         return min(values), max(values)
+
+    def _interval(self) -> tuple[int, int]:
+        low = high = 0
+        for m, c in self.terms.items():
+            term = (c, c)
+            for atom in m:
+                a_low, a_high = ((self.ranges[atom]) if isinstance(atom, str) else
+                                 tuple(b // atom.divisor for b in atom.numerator.bounds()))
+                products = [t * a for t in term for a in (a_low, a_high)]
+                term = (min(products), max(products))
+            low, high = low + term[0], high + term[1]
+        return low, high
 
     def _settle(self, other, test, text: str) -> bool:
         low, high = (self - other).bounds() if isinstance(self - other, Sym) else ((self - other),) * 2

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from . import ops
 from .cexpr import Sym, same
 from .errors import MlccError, ShapeError, UsageError
 from .ir import Graph, Node, Value
@@ -185,6 +186,7 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     pending: dict[int, tuple] = {}
     corner_constants: list[Value] = []
     irregular: list[Value] = []
+    constants: list[tuple] = []  # checked once every extent is known
     found = {"variable_values": 0, "variable_attrs": 0, "prefix_constants": 0}
     for alike in zip(*value_lists[:corners]):
         value = alike[0]
@@ -205,10 +207,7 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
             value.extents = tuple(extents)
             found["variable_values"] += 1
         if value.is_const:
-            kind = _check_constant(value, alike, fitter, present)
-            found["prefix_constants"] += kind == 1
-            corner_constants += [value] if kind == 2 else []
-            irregular += [value] if kind == 3 else []
+            constants.append((value, alike, present))
 
     for node in node_lists[0]:
         for value in node.outputs:
@@ -218,6 +217,13 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     for value, shapes, present in pending.values():  # no producer: a graph input or a constant
         raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
                          f"{', '.join(v.name for v in variables)} ({_describe(present, shapes)}); build it at fixed sizes")
+    # the tensors' run-time extents, for a folded shape element that is one of them (a pooled width)
+    extents = {e.text(): e for v in value_lists[0] if v.extents is not None for e in v.extents if isinstance(e, Sym)}
+    for value, alike, present in constants:
+        kind = _check_constant(value, alike, fitter, present, tuple(extents.values()))
+        found["prefix_constants"] += kind == 1
+        corner_constants += [value] if kind == 2 else []
+        irregular += [value] if kind == 3 else []
 
     found["unfolded_nodes"] = _unfold(graphs, irregular, fitter, points, corner_constants, variables)
     _corner_copies(graphs[0], corner_constants)
@@ -229,10 +235,11 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
         checks = [named.get(node.name) for named in check_nodes]
         present = [p for p, n in zip(points, [*nodes, *checks]) if n is not None and n.op_type == node.op_type]
         nodes = (*nodes, *(n for n in checks if n is not None and n.op_type == node.op_type))
+        op = ops.of(node)
         for key, attr in node.attrs.items():
             others = [n.attrs.get(key) for n in nodes]
-            if all(_same(attr, o) for o in others):
-                continue
+            if all(_same(attr, o) for o in others) or (op is not None and key in op.choices_for_bound):
+                continue  # the same everywhere, or a choice made for the maximum (graphs[0]'s stands)
             fitted = _fit_attr(others, fitter, present)
             if fitted is None:
                 raise ShapeError(f"attribute {key!r} changes with the size in a way mlcc cannot compute at run time "
@@ -323,9 +330,17 @@ def _fit_attr(observed: list, fitter: _Fitter, points: list[dict[str, int]]):
     return None
 
 
-def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, points) -> int:
+def _element(observed: list[int], fitter: _Fitter, points, extents: tuple[Sym, ...]) -> int | Sym | None:
+    fitted = fitter.fit(observed, points)
+    if fitted is not None:
+        return fitted
+    return next((e for e in extents if all(e.at(p) == o for p, o in zip(points, observed))), None)
+
+
+def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, points, extents: tuple[Sym, ...] = ()) -> int:
     """A constant whose data changes with the size: integers of a fixed shape are shape arithmetic (each
-    element fitted; `Value.variable_data`); a varying shape must be a prefix of the maximum's data (stored
+    element fitted, or else equal at every sample to one of the tensors' `extents`, as a Shape of a pooled
+    tensor is; `Value.variable_data`); a varying shape must be a prefix of the maximum's data (stored
     once, read as far as the size reaches), or else its leading corner (a causal mask: copied out at run time,
     see _corner_copies), or else computed at run time by the nodes that folded it (see _unfold). Returns 1 for
     a prefix constant, 2 for a corner one, 3 for one to unfold."""
@@ -334,7 +349,7 @@ def _check_constant(value: Value, same: tuple[Value, ...], fitter: _Fitter, poin
         return 0
     if all(d.shape == datas[0].shape for d in datas) and np.issubdtype(datas[0].dtype, np.integer):
         flat = [d.reshape(-1) for d in datas]
-        elements = [fitter.fit([int(f[i]) for f in flat], points) for i in range(flat[0].size)]
+        elements = [_element([int(f[i]) for f in flat], fitter, points, extents) for i in range(flat[0].size)]
         if all(e is not None for e in elements):
             value.variable_data = elements
             return 0

@@ -107,6 +107,9 @@ class Op:
     # a folded integer that varies with the run-time sizes is written into a run-time tensor (ops/size_values)
     # only where it is read as data
     parameter_operands: ClassVar[tuple[int, ...]] = ()
+    # attributes a pass chooses from sizes (an algorithm): with run-time extents the choice made at the maximum
+    # stands for every size (mlcc/extents.py), so the lowering must stay correct below it
+    choices_for_bound: ClassVar[tuple[str, ...]] = ()
     relabels_shape: ClassVar[bool] = False  # output = input 0's elements in order, another shape (Reshape, Flatten...)
     # for passes/choose_layout: a region running channels-last forms around nodes of this op (Conv, pools)
     channels_last_seed: ClassVar[bool] = False

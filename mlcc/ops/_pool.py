@@ -83,8 +83,10 @@ def geometry(node: Node) -> PoolGeometry:
             raise ShapeError(f"the window ({span} wide) is larger than the padded input ({room + span}) along "
                              f"spatial dim {i}", node.where())
         out.append((-(-room // s) if ceil_mode else room // s) + 1)
-        if ceil_mode and (out[i] - 1) * s >= n + pad_begin[i]:
-            out[i] -= 1  # a window starting in the end padding is dropped (onnxruntime; the spec from opset 22)
+        # a window starting in the end padding is dropped (onnxruntime; the spec from opset 22); none can when
+        # the last window's start, below room + s, stays below n + pad_begin (so a run-time n needs no test)
+        if ceil_mode and pad_end[i] + s > span and (out[i] - 1) * s >= n + pad_begin[i]:
+            out[i] -= 1
 
     lead = KERNEL_DIMS - spatial
 
@@ -95,6 +97,14 @@ def geometry(node: Node) -> PoolGeometry:
     return PoolGeometry(planes=planes if is_variable(planes) else int(planes), inp=full(inp, 1), out=full(out, 1),
                         kernel=full(kernel, 1), stride=full(stride, 1), dilation=full(dilation, 1),
                         pad_begin=full(pad_begin, 0), pad_end=full(pad_end, 0))
+
+
+def _product(extents) -> int:
+    """The product of whole numbers, run-time sizes among them."""
+    out = 1
+    for extent in extents:
+        out = out * extent
+    return out
 
 
 def pool_types(node: Node) -> list[tuple[np.dtype, tuple[int, ...]]]:
@@ -128,6 +138,16 @@ def _taps_inside(start: int, kernel: int, dilation: int, lo: int, hi: int) -> in
     return sum(lo <= start + k * dilation < hi for k in range(kernel))
 
 
+def _signed(extent) -> str:
+    """An extent compared with the loops' ptrdiff_t indices: a number, or a run-time size converted."""
+    return f"(ptrdiff_t)({extent.c()})" if is_variable(extent) else str(extent)
+
+
+def _tap_offset(strides: list) -> str:
+    """The tap's element within a plane from the indices i0, i1, ... (ptrdiff_t) and the plane's strides."""
+    return " + ".join(f"i{i}" if cexpr.is_one(s) else f"i{i} * {_signed(s)}" for i, s in enumerate(strides))
+
+
 def _window_dims(g, lead: int) -> list[dict]:
     """Per spatial dim of the loops: out, kernel, extent, `tap` (the input index of output o{i}'s tap k{i}, as C)
     and `in_padding` (whether some tap can fall outside the input, so the loop must test it)."""
@@ -138,8 +158,8 @@ def _window_dims(g, lead: int) -> list[dict]:
                                      f"k{i}" if dilation == 1 else f"k{i} * {dilation}"))
         tap += f" - {pad}" if pad else ""
         last = (g.out[d] - 1) * stride + (g.kernel[d] - 1) * dilation - pad
-        dims.append(dict(out=g.out[d], kernel=g.kernel[d], extent=g.inp[d], tap=tap,
-                         in_padding=bool(pad) or last >= g.inp[d]))
+        dims.append(dict(out=_signed(g.out[d]), kernel=g.kernel[d], extent=_signed(g.inp[d]), tap=tap,
+                         in_padding=bool(pad) or cexpr.bound(last - g.inp[d]) >= 0))  # at some size
     return dims
 
 
@@ -157,26 +177,27 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
         if kind != "max" or len(node.outputs) > 1:
             raise UnsupportedError(f"channels-last {node.op_type} loops without a kernel", node.where())
         dims = _window_dims(g, lead)
-        strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
-        offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(strides))
+        offset = _tap_offset([g.inp[1] * g.inp[2], g.inp[2], 1][lead:])
         init = fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype)
-        ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=x.shape[-1], in_plane=int(np.prod(g.inp)),
-                 out_plane=int(np.prod(g.out)), dims=dims, offset=offset, ctype=ctype, init=init,
-                 x=ctx.ptr(x), y=ctx.ptr(y))
+        channels = x.shape[-1]
+        ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=channels,
+                 x_image=cexpr.offset(ctx.ptr(x), ("n", _product(g.inp) * channels)),
+                 y_image=cexpr.offset(ctx.ptr(y), ("n", _product(g.out) * channels)), dims=dims,
+                 offset=offset, ctype=ctype, init=init)
         return
     in_strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
     spatial = g.inp[lead:]
     # Indices count within a plane in row-major order, or column-major (the first spatial dim fastest)
-    index_strides = in_strides if storage_order == 0 else [int(np.prod(spatial[:i])) for i in range(len(spatial))]
+    index_strides = in_strides if storage_order == 0 else [_product(spatial[:i]) for i in range(len(spatial))]
     dims = _window_dims(g, lead)
-    offset = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(in_strides))
+    offset = _tap_offset(in_strides)
     suffix = "f" if x.dtype == np.float32 else ""
     indices = None
     if kind == "max":
         acc_type, init, result = ctype, fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype), "acc"
         if len(node.outputs) > 1:
             indices = ctx.ptr(node.outputs[1])
-            at = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(index_strides))
+            at = _tap_offset(index_strides)
             fold = f"if (v > acc) {{ acc = v; at = {at}; }}"
         else:
             fold = "acc = v > acc ? v : acc;"
@@ -199,6 +220,10 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
             exponent = fill_literal(p, x.dtype)
             fold = f"acc += pow{suffix}(fabs{suffix}(v), {exponent});"
             result = f"pow{suffix}(acc, {fill_literal(1.0 / p, x.dtype)})"
-    ctx.emit("ops/pool_loops.c.j2", planes=g.planes, in_plane=int(np.prod(g.inp)), out_plane=int(np.prod(g.out)),
+    in_plane = _product(g.inp)
+    out_plane = _product(g.out)
+    ctx.emit("ops/pool_loops.c.j2", planes=g.planes, in_plane_signed=cexpr.text(in_plane),
+             x_plane=cexpr.offset(ctx.ptr(x), ("p", in_plane)), y_plane=cexpr.offset(ctx.ptr(y), ("p", out_plane)),
+             indices_plane=indices and cexpr.offset(indices, ("p", out_plane)),
              dims=dims, ctype=ctype, acc_type=acc_type, init=init, fold=fold, result=result, offset=offset,
-             indices=indices, x=ctx.ptr(x), y=ctx.ptr(y))
+             indices=indices)

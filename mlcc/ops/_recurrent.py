@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import cexpr
 from ..errors import UnsupportedError
 from ..ir import Node, Value
 from ._gemm import packed_constant, packed_size, use_tile
@@ -270,12 +271,12 @@ class Lowering:
         self.tile = use_tile(ctx)
         ctx.use_kernels("f32-rnn")
         self._shared: dict[str, str] = {}
-        self.gates_x = self.shared_scratch("gates_x", g.seq * g.batch * self.gh)
+        self.gates_x = self.shared_scratch("gates_x", cexpr.bound(g.seq) * g.batch * self.gh)  # a run-time seq: its bound
         self.gates = self.shared_scratch("gates", g.batch * self.gh)
         b = node.input(B)
         self.bias = "NULL" if _all_zero(b) else ctx.ptr(b)
         lens = node.input(SEQUENCE_LENS)
-        full = lens is not None and lens.is_const and bool(np.all(lens.data >= g.seq))
+        full = lens is not None and lens.is_const and bool(np.all(lens.data >= cexpr.bound(g.seq)))
         self.seq_lens = "NULL" if lens is None or full else ctx.ptr(lens)
 
     def shared_scratch(self, hint: str, floats: int) -> str:
@@ -350,8 +351,8 @@ class Lowering:
             fields, index=d, reverse=g.reverse[d], packs=packs, states=state,
             input=Product(g.seq * g.batch, self.gh, g.input_size, ctx.ptr(self.node.inputs[X]), g.input_size, w,
                           self.gates_x, self.gh, at(self.bias, d * 2 * self.gh)),
-            gx=f"{self.gates_x} + t * {gx_t}u", gx_stride=gx_b,
-            y=f"{y_d} + t * {y_t}u" if y_d else "NULL", y_stride=y_b if y_d else 0,
+            gx=cexpr.offset(self.gates_x, ("t", gx_t)), gx_stride=gx_b,
+            y=cexpr.offset(y_d, ("t", y_t)) if y_d else "NULL", y_stride=y_b if y_d else 0,
             acts=[dict(role=role, kind=a.activation.kind, alpha=a.alpha, beta=a.beta) for role, a in zip("fgh", g.acts[d])],
         )
 
@@ -361,7 +362,7 @@ class Lowering:
         fields = dict(clip=g.clip, seq_lens=self.seq_lens, input_forget="false", linear_before_reset="false")
         fields.update(cell_fields)
         directions = [self.direction(d, recurrent) for d in range(g.directions)]
-        self.ctx.emit("ops/recurrent.c.j2", seq=g.seq, batch=g.batch, hidden=g.hidden, config=self.tile.config,
+        self.ctx.emit("ops/recurrent.c.j2", seq=g.seq, seq_text=cexpr.text(g.seq), batch=g.batch, hidden=g.hidden, config=self.tile.config,
                       nr=self.tile.nr, directions=directions, cell=fields, gates=self.gates,
                       step_template=self.cell.step_template)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cexpr import bound, offset
 from ._conv import ConvGeometry
 from ._gemm import SCRATCH_BUDGET, packed_constant, packed_size, use_tile
 
@@ -123,7 +124,7 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     # their size in scratch; a multiple of the GEMM tile's rows.
     budget = max(SCRATCH_BUDGET, 4 * POINTS * depth * out_channels // 2)
     per_tile = 4 * POINTS * (depth + out_channels)
-    chunk = min(count, max(tile.mr, budget // per_tile // tile.mr * tile.mr))
+    chunk = min(bound(count), max(tile.mr, budget // per_tile // tile.mr * tile.mr))  # for the largest image
     pixels = geo.out_size
     phases = None
     if stride == 2:  # each phase a 3x3 stride-1 unpadded convolution of out + 2 pixels a side
@@ -131,8 +132,8 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
         phase_geo = ConvGeometry(inp=side, out=list(geo.out), kernel=[3, 3], stride=[1, 1], dilation=[1, 1],
                                  pad=[0, 0])
         floats = side[0] * side[1] * in_channels
-        phases = dict(fields=phase_geo.fields(), floats=floats,
-                      images=ctx.scratch(4 * count_pieces * floats, "winograd_phases"))
+        images = ctx.scratch(4 * count_pieces * bound(floats), "winograd_phases")
+        phases = dict(fields=phase_geo.fields(), image=offset(images, ("phase", floats)))
     ctx.emit("ops/conv_winograd.c.j2", config=tile.config, parallel=ctx.parallel(),
              input_kernel=ctx.kernel("mlcc_f32_winograd_input"),
              output_kernel=ctx.kernel("mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
@@ -142,4 +143,4 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
              m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
              y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images", "n",
                                                                              "channels", "x_image", "y_pitch",
-                                                                             "epilogue")})
+                                                                             "epilogue", "run_time")})

@@ -60,6 +60,7 @@ def _offset(*terms: tuple[str | int, int]) -> str | None:
 class Conv(Op):
     op_type = "Conv"
     variable_extents = True  # channels-last: spatial sizes in a geometry filled at run time (stride 1 keeps them affine)
+    choices_for_bound = ("algorithm",)  # passes/choose_winograd, by tiles: decided at the maximum
     vector_families = ("f32-gemm", "f32-conv", "f32-dwconv", "f32-winograd")
     quantized_form = "conv"
     attrs = dict(CONV_ATTRS)
@@ -246,8 +247,8 @@ class Conv(Op):
                      w=ctx.constant(Value(f"{w.name}_taps_by_channel", np.dtype(np.float32), taps.shape, taps)),
                      **values)
             return
-        # passes/choose_winograd; its tiles are cut at build time, so run-time sizes take im2col
-        if node.attrs.get("algorithm") == _winograd.ALGORITHM and not geo.run_time:
+        # passes/choose_winograd's, decided at the maximum; the kernels cut the tiles of the run's sizes
+        if node.attrs.get("algorithm") == _winograd.ALGORITHM:
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
                                                                   (cexpr.index("group", groups), group_out)))

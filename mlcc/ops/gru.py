@@ -45,6 +45,7 @@ def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dic
 @register
 class GRU(Op):
     op_type = "GRU"
+    variable_extents = True  # a run-time sequence length: the time loop and input projections take it
     attrs = {**COMMON_ATTRS, "linear_before_reset": 0}
 
     def reference(self, node: Node, inputs: list) -> list[np.ndarray]:

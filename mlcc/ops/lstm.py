@@ -41,6 +41,7 @@ def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dic
 @register
 class LSTM(Op):
     op_type = "LSTM"
+    variable_extents = True  # a run-time sequence length: the time loop and input projections take it
     attrs = {**COMMON_ATTRS, "input_forget": 0}
 
     def reference(self, node: Node, inputs: list) -> list[np.ndarray]:

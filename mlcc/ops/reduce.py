@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import cnames
+from .. import cexpr, cnames
 from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, Role, register_family
@@ -119,7 +119,7 @@ def _runs(shape: tuple[int, ...], axes: set[int]) -> list[tuple[int, bool, int]]
     """(extent, reduced, input stride) per run of same-kind dims, outermost first, size-1 dims dropped."""
     runs: list[list] = []
     for d, extent in enumerate(shape):
-        if extent == 1:
+        if cexpr.is_one(extent):  # a run-time extent stays: its loop runs once at size 1
             continue
         if runs and runs[-1][1] == (d in axes):
             runs[-1][0] *= extent
@@ -132,8 +132,15 @@ def _runs(shape: tuple[int, ...], axes: set[int]) -> list[tuple[int, bool, int]]
     return out[::-1]
 
 
+def _product(extents) -> int:
+    out = 1
+    for e in extents:
+        out = out * e
+    return out
+
+
 def _index(terms: list[tuple[str, int]]) -> str:
-    return " + ".join(var if s == 1 else f"{var} * {s}u" for var, s in terms) or "0"
+    return cexpr.offset(None, *terms) or "0"
 
 
 def _offset(ptr: str, index: str) -> str:
@@ -162,6 +169,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
     class ReduceOp(Op):
         attrs = {"axes": None, "keepdims": 1, "noop_with_empty_axes": 0}
         role = ROLES.get(op_type)
+        variable_extents = True  # loops over run-time extents; a mean divides by the run's count
 
         def infer(self, node: Node):
             x = node.inputs[0]
@@ -176,11 +184,12 @@ def _make(op_type: str, row: Row) -> type[Op]:
             return node.inputs[0].size
 
         @staticmethod
-        def scratch_rows(ctx, rows: bool, blocked: bool, inner: int, dtype: np.dtype) -> dict[str, str]:
-            """The columns form's scratch rows: the peaks (LogSumExp), then a block's partial sums."""
+        def scratch_rows(ctx, rows: bool, blocked: bool, inner, dtype: np.dtype) -> dict[str, str]:
+            """The columns form's scratch rows: the peaks (LogSumExp), then a block's partial sums (sized for
+            the largest row; a run-time one starts its partial sums where its peaks end)."""
             count = 0 if rows else int(row.peak) + int(blocked)
-            work = ctx.scratch(count * inner * dtype.itemsize, "rows", dtype) if count else ""
-            return dict(peak_buf=work, part_buf=f"{work} + {inner}u" if row.peak else work)
+            work = ctx.scratch(count * cexpr.bound(inner) * dtype.itemsize, "rows", dtype) if count else ""
+            return dict(peak_buf=work, part_buf=cexpr.offset(work, ("1", inner)) if row.peak else work)
 
         def lower(self, node: Node, ctx) -> None:
             x, y = node.inputs[0], node.outputs[0]
@@ -194,8 +203,9 @@ def _make(op_type: str, row: Row) -> type[Op]:
             if y.size == 0:
                 return
             common = dict(ctype=ctype, y=ctx.ptr(y), count=y.size)
-            count = x.size // y.size
-            if count == 0:  # reducing over an empty dim
+            axes_set = set(range(len(x.shape))) if axes is None else set(axes)
+            count = _product(x.shape[d] for d in axes_set)  # terms per output
+            if not cexpr.is_variable(count) and count == 0:  # reducing over an empty dim
                 ctx.emit("ops/reduce_fill.c.j2", empty=_empty_literal(row, x.dtype), **common)
                 return
             runs = _runs(x.shape, set(axes or []))
@@ -203,8 +213,9 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 runs.append((1, True, 0))  # only size-1 dims are reduced: one term per output
             is_float = x.dtype.kind == "f"
             math = Math(x.dtype, ctype)
-            count_literal = cnames.float_literal(count) if ctype == "float" else \
-                f"{count}.0" if is_float else cnames.int_literal(count)
+            count_literal = (f"({ctype}){cexpr.text(count)}" if cexpr.is_variable(count) else
+                             cnames.float_literal(count) if ctype == "float" else
+                             f"{count}.0" if is_float else cnames.int_literal(count))
             kept_runs = [(e, s) for e, reduced, s in runs if not reduced]
             red_runs = [(e, s) for e, reduced, s in runs if reduced]
             rows = runs[-1][1]
@@ -216,8 +227,9 @@ def _make(op_type: str, row: Row) -> type[Op]:
                 step *= e
             red = [Loop(f"r{i}", e) for i, (e, _) in enumerate(red_runs)]
             # blocked float sums: the innermost reduced loop is cut into blocks of SUM_BLOCK terms
-            blocked = row.additive and is_float and count > SUM_BLOCK
-            chunk = SUM_BLOCK if blocked and red[-1].extent > SUM_BLOCK else 0
+            # (decided for the largest count: right at every size)
+            blocked = row.additive and is_float and cexpr.bound(count) > SUM_BLOCK
+            chunk = SUM_BLOCK if blocked and cexpr.bound(red[-1].extent) > SUM_BLOCK else 0
             in_red = _index([(r.var, s) for r, (_, s) in zip(red, red_runs)])
             term = row.term(math, "e")
             finish = row.finish(math, "acc", count_literal)

@@ -25,6 +25,7 @@ def _recurrent(low: Lowering, d: int, h: str, h_stride: int, packs: list) -> dic
 @register
 class RNN(Op):
     op_type = "RNN"
+    variable_extents = True  # a run-time sequence length: the time loop and input projections take it
     attrs = dict(COMMON_ATTRS)
 
     def reference(self, node: Node, inputs: list) -> list[np.ndarray]:

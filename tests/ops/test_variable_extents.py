@@ -240,24 +240,38 @@ def test_strided_convolution_sizes_are_floor_divisions(target, tmp_path):
                     rtol=1e-4, atol=1e-4, dims={"H": (9, 24), "W": (9, 24)})
 
 
-def test_crnn_style_recogniser_over_a_run_time_width(target, tmp_path):
-    """A line image of fixed height and run-time width: convolutions and 2x2 max pools (the width becomes a
-    nested floor division), the columns made a sequence (Transpose, Reshape with -1) and classified per
-    column (MatMul, LogSoftmax). One artifact for widths 32..96, five widths."""
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r1"]),
-             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c2"], ["r2"]),
-             helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Transpose", ["p2"], ["t"], perm=[0, 3, 1, 2]),
-             helper.make_node("Reshape", ["t", "shape"], ["columns"]),
-             helper.make_node("MatMul", ["columns", "wc"], ["logits"]),
-             helper.make_node("LogSoftmax", ["logits"], ["y"], axis=-1)]
-    m = model(nodes, {"x": (F, [1, 1, 16, "W"])}, ["y"],
-              {"w1": floats(4, 1, 3, 3), "b1": floats(4), "w2": floats(8, 4, 3, 3, seed=9), "b2": floats(8, seed=9),
-               "shape": np.array([1, -1, 32], np.int64), "wc": floats(32, 7)})
-    report = check_sizes(m, lambda w: {"x": floats(1, 1, 16, w)}, [32, 33, 47, 70, 96], target, tmp_path,
-                         rtol=1e-4, atol=1e-4, dims={"W": (32, 96)})
-    assert report["outputs"][0]["shape"] == [1, 24, 7] and report["outputs"][0]["shape_min"] == [1, 8, 7]
+def test_recurrent_ops_over_a_run_time_sequence(target, tmp_path):
+    """The time loop and the input projections of every step take the run's length: a reverse GRU and a
+    bidirectional RNN (layout 0: onnxruntime runs no other)."""
+    hidden, gru_gates = 5, 3
+    nodes = [helper.make_node("GRU", ["a", "gw", "gr", "gb"], ["gy", "gh"], hidden_size=hidden, direction="reverse",
+                              linear_before_reset=1),
+             helper.make_node("RNN", ["b", "rw", "rr"], ["ry", "rh"], hidden_size=hidden, direction="bidirectional")]
+    m = model(nodes, {"a": (F, ["S", 2, 4]), "b": (F, ["S", 1, 3])}, ["gy", "gh", "ry", "rh"],
+              {"gw": floats(1, gru_gates * hidden, 4), "gr": floats(1, gru_gates * hidden, hidden, seed=1),
+               "gb": floats(1, 2 * gru_gates * hidden, seed=2), "rw": floats(2, hidden, 3, seed=3),
+               "rr": floats(2, hidden, hidden, seed=4)})
+    check_sizes(m, lambda s: {"a": floats(s, 2, 4), "b": floats(s, 1, 3, seed=5)}, SIZES, target, tmp_path,
+                rtol=1e-4, atol=1e-5, dims=DIMS)
+
+
+def test_pool_loops_and_reductions_over_a_run_time_width(target, tmp_path):
+    """What the f32-pool kernels do not do, as plain loops over run-time extents: a ceil_mode MaxPool with
+    Indices and an 8-bit one; reductions along the varying axis (a mean divides by the run's count) and
+    across it (LogSumExp's peaks and sums are rows of the run's width)."""
+    nodes = [helper.make_node("MaxPool", ["x"], ["p", "at"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                              ceil_mode=1),
+             helper.make_node("MaxPool", ["u"], ["q"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+             helper.make_node("ReduceMean", ["x"], ["mean"], axes=[3], keepdims=0),
+             helper.make_node("ReduceLogSumExp", ["x"], ["lse"], axes=[2])]
+    m = model(nodes, {"x": (F, [1, 2, 8, "S"]), "u": (TensorProto.UINT8, [1, 1, 6, "S"])}, ["p", "mean", "lse"])
+    m.graph.output.extend([helper.make_tensor_value_info("at", TensorProto.INT64, None),
+                           helper.make_tensor_value_info("q", TensorProto.UINT8, None)])
+    m = onnx.shape_inference.infer_shapes(m)
+
+    def feeds(s):
+        return {"x": floats(1, 2, 8, s), "u": np.random.default_rng(s).integers(0, 256, (1, 1, 6, s), dtype=np.uint8)}
+    check_sizes(m, feeds, [2, 7, 24], target, tmp_path, rtol=1e-5, atol=1e-5, dims={"S": (2, 24)})
 
 
 def test_slices_of_a_varying_axis_are_copies(target, tmp_path):
