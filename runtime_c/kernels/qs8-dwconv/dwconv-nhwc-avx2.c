@@ -1,9 +1,14 @@
-/* qs8-dwconv for AVX2 (see qs8-dwconv.h): 16 channels a step, each tap's bytes sign-extended to 16 bits and
- * multiplied with vpmullw (|x' w| <= 2^14 fits 16 bits exactly), then widened and added in 32 bits.
- * Requantization is vectorised across channels with each lane's own multiplier and shift (variable 64-bit
- * shifts, the arithmetic shift done as a logical one of the value plus 2^62, as qs8-gemm.h explains).
- * Channels past a multiple of 16, more than MAX_TAPS taps and a shift below 31 (a real multiplier of 1 or
- * more, whose result may not fit 32 bits before the clamp) take the reference's code. */
+/* qs8-dwconv for AVX2 (see qs8-dwconv.h): 16 channels a step, two taps at a time: their bytes sign-extended
+ * to 16 bits, interleaved per channel and multiplied by the weights paired alike with vpmaddwd (two exact
+ * 16-bit products summed in 32 bits: no saturation, and one multiply-add per two taps where a product per tap
+ * and its widening cost three). The pairing leaves the channels in the order (0-3, 8-11) and (4-7, 12-15),
+ * which the requantization parameters are loaded in and vpackssdw undoes. A block of channels runs over the
+ * whole image with its paired weights and parameters made once; a pixel whose taps are all inside the image
+ * finds them at fixed offsets from its first (no padding tests). Requantization is vectorised across
+ * channels with each lane's own multiplier and shift (variable 64-bit shifts, the arithmetic shift done as a
+ * logical one of the value plus 2^62, as qs8-gemm.h explains). Channels past a multiple of 16, more than
+ * MAX_TAPS taps and a shift below 31 (a real multiplier of 1 or more, whose result may not fit 32 bits before
+ * the clamp) take the reference's code. */
 #if defined(__AVX2__)
 #include <immintrin.h>
 
@@ -34,6 +39,15 @@ static inline struct lanes8 lanes_of(const int32_t *multiplier, const int32_t *s
     return l;
 }
 
+/* 16 values in the order the pair products leave channels: `lo` holds channels 0-3 and 8-11, `hi` 4-7 and 12-15 */
+static inline void interleaved8(const int32_t *values, int32_t lo[8], int32_t hi[8]) {
+    for (size_t i = 0; i < 8; ++i) {
+        const size_t first = 8 * (i / 4) + i % 4;
+        lo[i] = values[first];
+        hi[i] = values[first + 4];
+    }
+}
+
 static inline __m256i requantize8(__m256i acc, const struct lanes8 *l) {
     __m256i even = _mm256_add_epi64(_mm256_mul_epi32(acc, l->mult_even), l->round_even);
     __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), l->mult_odd), l->round_odd);
@@ -46,6 +60,7 @@ void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const ui
                                 uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                 const struct mlcc_qs8_requant *rq) {
     const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, full = channels & ~(size_t)15;
+    const size_t pairs = (taps + 1) / 2;
     bool small_shift = false;
     for (size_t c = 0; c < channels; ++c) small_shift |= rq->shift[c] < 31;
     if (taps > MAX_TAPS || small_shift) {
@@ -58,30 +73,61 @@ void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const ui
     const __m256i zero_point = _mm256_set1_epi32(rq->y_zero);
     const __m256i low = _mm256_set1_epi32(rq->y_min), high = _mm256_set1_epi32(rq->y_max);
     const bool signed_out = rq->y_min < 0;
-    const uint8_t *source[MAX_TAPS];
-    /* a block of 16 channels at a time over the whole image: its parameters stay in registers */
+    const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
+    size_t offset[MAX_TAPS + 1];  /* an interior pixel's taps, from its first; the odd count's dummy tap reads the first */
+    for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) offset[t] = (kh * g->dilation_h * g->in_w + kw * g->dilation_w) * channels;
+    }
+    offset[taps] = 0;
+    const uint8_t *source[MAX_TAPS + 1];
+    __m256i w_lo[MAX_TAPS / 2], w_hi[MAX_TAPS / 2];  /* the block's weights, taps 2i and 2i + 1 paired */
     for (size_t c = 0; c < full; c += 16) {
-        const struct lanes8 l0 = lanes_of(rq->multiplier + c, rq->shift + c), l1 = lanes_of(rq->multiplier + c + 8, rq->shift + c + 8);
-        const __m256i bias0 = _mm256_loadu_si256((const __m256i *)(rq->bias + c));
-        const __m256i bias1 = _mm256_loadu_si256((const __m256i *)(rq->bias + c + 8));
+        for (size_t i = 0; i < pairs; ++i) {
+            const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 2 * i * channels + c)));
+            const __m256i w1 = 2 * i + 1 < taps ? _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (2 * i + 1) * channels + c)))
+                                                : _mm256_setzero_si256();  /* an odd count's last tap pairs with weight 0 */
+            w_lo[i] = _mm256_unpacklo_epi16(w0, w1);
+            w_hi[i] = _mm256_unpackhi_epi16(w0, w1);
+        }
+        int32_t lo[8], hi[8], shift_lo[8], shift_hi[8];
+        interleaved8(rq->shift + c, shift_lo, shift_hi);
+        interleaved8(rq->multiplier + c, lo, hi);
+        const struct lanes8 l0 = lanes_of(lo, shift_lo), l1 = lanes_of(hi, shift_hi);
+        interleaved8(rq->bias + c, lo, hi);
+        const __m256i bias_lo = _mm256_loadu_si256((const __m256i *)lo), bias_hi = _mm256_loadu_si256((const __m256i *)hi);
         for (size_t oh = 0; oh < g->out_h; ++oh) {
+            /* left of the padding wraps around to a huge size_t: one test covers both sides */
+            const size_t ih0 = oh * g->stride_h - g->pad_top;
+            const bool rows_inside = ih0 < g->in_h && ih0 + reach_h < g->in_h;
             for (size_t ow = 0; ow < g->out_w; ++ow) {
-                __m256i acc0 = bias0, acc1 = bias1;
-                for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
-                    for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) {
-                        const uint8_t *src = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
-                        const __m256i xs = src == NULL ? zeros
-                            : _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + c)), flip));
-                        const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + t * channels + c)));
-                        const __m256i products = _mm256_mullo_epi16(xs, ws);
-                        acc0 = _mm256_add_epi32(acc0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(products)));
-                        acc1 = _mm256_add_epi32(acc1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(products, 1)));
+                const size_t iw0 = ow * g->stride_w - g->pad_left;
+                __m256i acc_lo = bias_lo, acc_hi = bias_hi;
+                if (rows_inside && iw0 < g->in_w && iw0 + reach_w < g->in_w) {
+                    const uint8_t *first = x + (ih0 * g->in_w + iw0) * channels + c;
+                    for (size_t i = 0; i < pairs; ++i) {
+                        const __m256i x0 = _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(first + offset[2 * i])), flip));
+                        const __m256i x1 = _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(first + offset[2 * i + 1])), flip));
+                        acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w_lo[i]));
+                        acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w_hi[i]));
+                    }
+                } else {
+                    for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+                        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
+                    }
+                    source[taps] = NULL;  /* the odd count's dummy tap: zeros times weight 0 */
+                    for (size_t i = 0; i < pairs; ++i) {
+                        const uint8_t *s0 = source[2 * i], *s1 = source[2 * i + 1];
+                        const __m256i x0 = s0 == NULL ? zeros : _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + c)), flip));
+                        const __m256i x1 = s1 == NULL ? zeros : _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + c)), flip));
+                        acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w_lo[i]));
+                        acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w_hi[i]));
                     }
                 }
-                __m256i v0 = requantize8(acc0, &l0), v1 = requantize8(acc1, &l1);
-                v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
-                v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
-                const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+                __m256i v_lo = requantize8(acc_lo, &l0), v_hi = requantize8(acc_hi, &l1);
+                v_lo = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v_lo, zero_point), low), high);
+                v_hi = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v_hi, zero_point), low), high);
+                /* per 128-bit lane, channels (0-3, 4-7) and (8-11, 12-15): the words in order */
+                const __m256i words = _mm256_packs_epi32(v_lo, v_hi);
                 const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
                 _mm_storeu_si128((__m128i *)(y + (oh * g->out_w + ow) * channels + c),
                                  signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1));

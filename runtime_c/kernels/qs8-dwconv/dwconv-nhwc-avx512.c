@@ -38,6 +38,16 @@ static inline __m512i requantize16(__m512i acc, const struct lanes16 *l) {
     return _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+/* acc + each channel's two taps: exact 16-bit products summed in 32 bits (vpdpwssd where the target has
+ * AVX-512 VNNI, else vpmaddwd and an add) */
+static inline __m512i pair_products(__m512i acc, __m512i x_pairs, __m512i w_pairs) {
+#if defined(__AVX512VNNI__)
+    return _mm512_dpwssd_epi32(acc, x_pairs, w_pairs);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(x_pairs, w_pairs));
+#endif
+}
+
 /* An int32 run of 32 channels in the order the pair products leave them: vpunpck*wd take words 0-3 ("lo")
  * or 4-7 ("hi") of each 128-bit lane, so `lo` holds channels 8j .. 8j + 3 and `hi` 8j + 4 .. 8j + 7 of
  * lane j; past `count` the value is `fill`. */
@@ -64,10 +74,11 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
     const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
     const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
     const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
-    size_t offset[MAX_TAPS];  /* an interior pixel's taps, from its first */
+    size_t offset[MAX_TAPS + 1];  /* an interior pixel's taps, from its first; the odd count's dummy tap reads the first */
     for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
         for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) offset[t] = (kh * g->dilation_h * g->in_w + kw * g->dilation_w) * channels;
     }
+    offset[taps] = 0;
     const uint8_t *source[MAX_TAPS + 1];
     __m512i w_lo[MAX_TAPS / 2], w_hi[MAX_TAPS / 2];  /* the block's weights, taps 2i and 2i + 1 paired */
     for (size_t c = 0; c < channels; c += 32) {
@@ -92,25 +103,29 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
             const bool rows_inside = ih0 < g->in_h && ih0 + reach_h < g->in_h;
             for (size_t ow = 0; ow < g->out_w; ++ow) {
                 const size_t iw0 = ow * g->stride_w - g->pad_left;
-                if (rows_inside && iw0 < g->in_w && iw0 + reach_w < g->in_w) {
-                    const uint8_t *first = x + (ih0 * g->in_w + iw0) * channels;
-                    for (size_t t = 0; t < taps; ++t) source[t] = first + offset[t];
+                __m512i acc_lo = bias_lo, acc_hi = bias_hi;
+                if (rows_inside && iw0 < g->in_w && iw0 + reach_w < g->in_w) {  /* no tap in the padding */
+                    const uint8_t *first = x + (ih0 * g->in_w + iw0) * channels + c;
+                    for (size_t i = 0; i < pairs; ++i) {
+                        const __m512i x0 = _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, first + offset[2 * i]), flip));
+                        const __m512i x1 = _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, first + offset[2 * i + 1]), flip));
+                        acc_lo = pair_products(acc_lo, _mm512_unpacklo_epi16(x0, x1), w_lo[i]);
+                        acc_hi = pair_products(acc_hi, _mm512_unpackhi_epi16(x0, x1), w_hi[i]);
+                    }
                 } else {
                     for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
                         for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
                     }
-                }
-                source[taps] = NULL;  /* the odd count's dummy tap: zeros times weight 0 */
-                __m512i acc_lo = bias_lo, acc_hi = bias_hi;
-                for (size_t i = 0; i < pairs; ++i) {
-                    const uint8_t *s0 = source[2 * i], *s1 = source[2 * i + 1];
-                    const __m512i x0 = s0 == NULL ? zeros
-                        : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s0 + c), flip));
-                    const __m512i x1 = s1 == NULL ? zeros
-                        : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s1 + c), flip));
-                    /* vpmaddwd: each channel's two taps, exact 16-bit products summed in 32 bits */
-                    acc_lo = _mm512_add_epi32(acc_lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1), w_lo[i]));
-                    acc_hi = _mm512_add_epi32(acc_hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1), w_hi[i]));
+                    source[taps] = NULL;  /* the odd count's dummy tap: zeros times weight 0 */
+                    for (size_t i = 0; i < pairs; ++i) {
+                        const uint8_t *s0 = source[2 * i], *s1 = source[2 * i + 1];
+                        const __m512i x0 = s0 == NULL ? zeros
+                            : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s0 + c), flip));
+                        const __m512i x1 = s1 == NULL ? zeros
+                            : _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, s1 + c), flip));
+                        acc_lo = pair_products(acc_lo, _mm512_unpacklo_epi16(x0, x1), w_lo[i]);
+                        acc_hi = pair_products(acc_hi, _mm512_unpackhi_epi16(x0, x1), w_hi[i]);
+                    }
                 }
                 __m512i v_lo = requantize16(acc_lo, &l0), v_hi = requantize16(acc_hi, &l1);
                 v_lo = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_lo, zero_point), low), high);
