@@ -2,7 +2,8 @@
  * sign-extended to 16 bits once (for every panel), and a row's 4 values of k are broadcast from there; 16 bytes of the panel (4 columns x 4 k) are sign-extended and
  * multiplied with vpmaddwd, which sums pairs of exact 16-bit products into 32 bits (no saturation, unlike
  * vpmaddubsw); each column's two pair sums are added at the end (vphaddd). Requantization is vectorised
- * across columns with each lane's multiplier and shift (qs8-gemm.h's 2^62 trick for the arithmetic shift).
+ * across columns with each lane's multiplier and shift: in 32-bit lanes where a panel's shifts are all 32 or
+ * more (requantize8_wide_shift), else qs8-gemm.h's 2^62 trick for the 64-bit arithmetic shift.
  * A shift below 31 (a real multiplier of 1 or more) takes the reference's code. */
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -26,6 +27,21 @@ static inline __m256i requantize8(__m256i acc, const int32_t *multiplier, const 
     even = _mm256_sub_epi64(_mm256_srlv_epi64(even, s_even), _mm256_sllv_epi64(one, _mm256_sub_epi64(sixty_two, s_even)));
     odd = _mm256_sub_epi64(_mm256_srlv_epi64(odd, s_odd), _mm256_sllv_epi64(one, _mm256_sub_epi64(sixty_two, s_odd)));
     return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+/* The same where every lane's shift is 32 or more, in 32-bit lanes after the product: with q = floor(P / 2^31)
+ * of P = acc * multiplier (|P| < 2^62, so q fits 32 bits: bits 31-62 of P), the reference's
+ * floor((P + 2^(s-1)) / 2^s) is floor((q + 2^(s-32)) / 2^(s-31)) (the dropped low bits of P cannot carry
+ * past a multiple of 2^31), which is ((q >> (s-32)) + 1) >> 1: a variable arithmetic shift AVX2 has for
+ * 32-bit lanes (vpsravd), where 64-bit lanes need the 2^62 detour. Exact, bit-identical to the reference. */
+static inline __m256i requantize8_wide_shift(__m256i acc, const int32_t *multiplier, const int32_t *shift) {
+    const __m256i mult = _mm256_loadu_si256((const __m256i *)multiplier);
+    const __m256i shifts = _mm256_loadu_si256((const __m256i *)shift);
+    const __m256i even = _mm256_mul_epi32(acc, mult);
+    const __m256i odd = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(mult, 32));
+    const __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(even, 31), _mm256_slli_epi64(odd, 1), 0xAA);
+    const __m256i halves = _mm256_srav_epi32(q, _mm256_sub_epi32(shifts, _mm256_set1_epi32(32)));
+    return _mm256_srai_epi32(_mm256_add_epi32(halves, _mm256_set1_epi32(1)), 1);
 }
 
 /* bytes 4q .. 4q + 3 of a row, zero past k (they meet the panel's zero padding) */
@@ -82,6 +98,11 @@ static void panels(size_t mr, int64_t wide[MR][MAX_QUADS], size_t quads, size_t 
         const int32_t *bias = nr == 16 ? rq->bias + j : tail_bias;
         const int32_t *multiplier = nr == 16 ? rq->multiplier + j : tail_multiplier;
         const int32_t *shift = nr == 16 ? rq->shift + j : tail_shift;
+        const __m256i thirty_one = _mm256_set1_epi32(31);  /* a shift of 31 takes the 64-bit form */
+        const bool wide_shifts = _mm256_testz_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)shift), thirty_one),
+                            _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(shift + 8)), thirty_one)),
+            _mm256_set1_epi32(-1));
         __m256i acc[MR][4];
         for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
         for (size_t q = 0; q < quads; ++q) {
@@ -96,8 +117,15 @@ static void panels(size_t mr, int64_t wide[MR][MAX_QUADS], size_t quads, size_t 
             /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
             __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
             __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
-            v0 = requantize8(_mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias)), multiplier, shift);
-            v1 = requantize8(_mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8))), multiplier + 8, shift + 8);
+            v0 = _mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias));
+            v1 = _mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8)));
+            if (wide_shifts) {
+                v0 = requantize8_wide_shift(v0, multiplier, shift);
+                v1 = requantize8_wide_shift(v1, multiplier + 8, shift + 8);
+            } else {
+                v0 = requantize8(v0, multiplier, shift);
+                v1 = requantize8(v1, multiplier + 8, shift + 8);
+            }
             v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
             v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
             const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
