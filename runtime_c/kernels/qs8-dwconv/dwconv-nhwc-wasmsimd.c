@@ -1,56 +1,82 @@
-/* qs8-dwconv for WASM SIMD128 (see qs8-dwconv.h): 16 channels a step, each tap's products by
- * i16x8.extmul of the bytes (exact in 16 bits), widened and added in 32 bits. SIMD128 shifts every lane by
- * one count, and each channel has its own: requantization is scalar, once per output value (the taps' work
- * is the vector part). Channels past a multiple of 16 and more than MAX_TAPS taps take the reference's code. */
+/* qs8-dwconv for WASM SIMD128 (see qs8-dwconv.h): 16 channels a step, two taps at once: i16x8.extmul gives each
+ * tap's exact 16-bit products, and the two taps' are added in 16-bit lanes. Two products of 8-bit values lie in
+ * -32512 .. 32768, one past int16, so the sums start at 32512 and are read as unsigned (0 .. 65280, exact) when
+ * widened into the 32-bit accumulators, which take the 32512 of every pair of taps back at the end (modulo 2^32,
+ * where the whole sum is exact). Requantization is vectorised with each channel's multiplier and shift
+ * (mlcc/qs8-requant-wasm.h), laid out for chunks of channels once per call. Channels past a multiple of 16 go
+ * one at a time; more than MAX_TAPS taps, or a shift below 31 (a real multiplier of 1 or more), take the
+ * reference's code. */
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
 #include "mlcc/kernels/qs8-dwconv.h"
+#include "mlcc/qs8-requant-wasm.h"
 
 #define MAX_TAPS 64
+#define CHUNK 256   /* channels whose shift terms are laid out at a time */
+#define LIFT 32512  /* 128 * 127 * 2: the least two products can sum to, negated */
 
 void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                     uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                     const struct mlcc_qs8_requant *rq) {
-    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, full = channels & ~(size_t)15;
-    if (taps > MAX_TAPS) {
+    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w;
+    bool small_shift = false;
+    for (size_t c = 0; c < channels; ++c) small_shift |= rq->shift[c] < 31;
+    if (taps > MAX_TAPS || small_shift) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
         return;
     }
     const int32_t zero = (int32_t)(int8_t)(x_zero ^ a_flip);
     const v128_t flip = wasm_i8x16_splat((int8_t)a_flip), zeros = wasm_i8x16_splat((int8_t)zero);
+    const v128_t lift = wasm_i16x8_splat(LIFT), back = wasm_i32x4_splat((int32_t)((taps + 1) / 2 * LIFT));
+    const v128_t low = wasm_i32x4_splat(rq->y_min - rq->y_zero), high = wasm_i32x4_splat(rq->y_max - rq->y_zero);
+    const v128_t y_zero = wasm_i32x4_splat(rq->y_zero);
+    const bool signed_out = rq->y_min < 0;
     const uint8_t *source[MAX_TAPS];
-    int32_t acc[16];
-    for (size_t oh = 0; oh < g->out_h; ++oh) {
-        for (size_t ow = 0; ow < g->out_w; ++ow) {
-            for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
-                for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
-            }
-            uint8_t *yp = y + (oh * g->out_w + ow) * channels;
-            for (size_t c = 0; c < full; c += 16) {
-                v128_t a0 = wasm_v128_load(rq->bias + c), a1 = wasm_v128_load(rq->bias + c + 4);
-                v128_t a2 = wasm_v128_load(rq->bias + c + 8), a3 = wasm_v128_load(rq->bias + c + 12);
-                for (size_t t = 0; t < taps; ++t) {
-                    const v128_t xs = source[t] == NULL ? zeros : wasm_v128_xor(wasm_v128_load(source[t] + c), flip);
-                    const v128_t ws = wasm_v128_load(w + t * channels + c);
-                    const v128_t lo = wasm_i16x8_extmul_low_i8x16(xs, ws), hi = wasm_i16x8_extmul_high_i8x16(xs, ws);
-                    a0 = wasm_i32x4_add(a0, wasm_i32x4_extend_low_i16x8(lo));
-                    a1 = wasm_i32x4_add(a1, wasm_i32x4_extend_high_i16x8(lo));
-                    a2 = wasm_i32x4_add(a2, wasm_i32x4_extend_low_i16x8(hi));
-                    a3 = wasm_i32x4_add(a3, wasm_i32x4_extend_high_i16x8(hi));
+    uint64_t round[CHUNK];
+    uint32_t factor[CHUNK];
+    for (size_t c0 = 0; c0 < channels; c0 += CHUNK) {
+        const size_t count = MLCC_MIN(CHUNK, channels - c0), full = count & ~(size_t)15;
+        for (size_t i = 0; i < full; ++i) mlcc_qs8_wasm_shift_terms(rq->shift[c0 + i], &round[i], &factor[i]);
+        for (size_t oh = 0; oh < g->out_h; ++oh) {
+            for (size_t ow = 0; ow < g->out_w; ++ow) {
+                for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
                 }
-                wasm_v128_store(acc, a0);
-                wasm_v128_store(acc + 4, a1);
-                wasm_v128_store(acc + 8, a2);
-                wasm_v128_store(acc + 12, a3);
-                for (size_t q = 0; q < 16; ++q) yp[c + q] = mlcc_qs8_requantize(acc[q], rq->multiplier[c + q], rq->shift[c + q], rq);
-            }
-            for (size_t c = full; c < channels; ++c) {
-                int32_t total = rq->bias[c];
-                for (size_t t = 0; t < taps; ++t) {
-                    total += (int32_t)w[t * channels + c] * (source[t] ? (int32_t)(int8_t)(source[t][c] ^ a_flip) : zero);
+                uint8_t *yp = y + (oh * g->out_w + ow) * channels;
+                for (size_t i = 0; i < full; i += 16) {
+                    const size_t c = c0 + i;
+                    v128_t a0 = wasm_v128_load(rq->bias + c), a1 = wasm_v128_load(rq->bias + c + 4);
+                    v128_t a2 = wasm_v128_load(rq->bias + c + 8), a3 = wasm_v128_load(rq->bias + c + 12);
+                    for (size_t t = 0; t < taps; t += 2) {
+                        const v128_t x0 = source[t] == NULL ? zeros : wasm_v128_xor(wasm_v128_load(source[t] + c), flip);
+                        const v128_t w0 = wasm_v128_load(w + t * channels + c);
+                        v128_t lo = wasm_i16x8_add(lift, wasm_i16x8_extmul_low_i8x16(x0, w0));
+                        v128_t hi = wasm_i16x8_add(lift, wasm_i16x8_extmul_high_i8x16(x0, w0));
+                        if (t + 1 < taps) {
+                            const v128_t x1 = source[t + 1] == NULL ? zeros : wasm_v128_xor(wasm_v128_load(source[t + 1] + c), flip);
+                            const v128_t w1 = wasm_v128_load(w + (t + 1) * channels + c);
+                            lo = wasm_i16x8_add(lo, wasm_i16x8_extmul_low_i8x16(x1, w1));
+                            hi = wasm_i16x8_add(hi, wasm_i16x8_extmul_high_i8x16(x1, w1));
+                        }
+                        a0 = wasm_i32x4_add(a0, wasm_u32x4_extend_low_u16x8(lo));
+                        a1 = wasm_i32x4_add(a1, wasm_u32x4_extend_high_u16x8(lo));
+                        a2 = wasm_i32x4_add(a2, wasm_u32x4_extend_low_u16x8(hi));
+                        a3 = wasm_i32x4_add(a3, wasm_u32x4_extend_high_u16x8(hi));
+                    }
+                    const v128_t v0 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a0, back), rq->multiplier + c, round + i, factor + i, low, high, y_zero);
+                    const v128_t v1 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a1, back), rq->multiplier + c + 4, round + i + 4, factor + i + 4, low, high, y_zero);
+                    const v128_t v2 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a2, back), rq->multiplier + c + 8, round + i + 8, factor + i + 8, low, high, y_zero);
+                    const v128_t v3 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a3, back), rq->multiplier + c + 12, round + i + 12, factor + i + 12, low, high, y_zero);
+                    wasm_v128_store(yp + c, mlcc_qs8_narrow16_wasm(v0, v1, v2, v3, signed_out));
                 }
-                yp[c] = mlcc_qs8_requantize(total, rq->multiplier[c], rq->shift[c], rq);
+                for (size_t c = c0 + full; c < c0 + count; ++c) {
+                    int32_t total = rq->bias[c];
+                    for (size_t t = 0; t < taps; ++t) {
+                        total += (int32_t)w[t * channels + c] * (source[t] ? (int32_t)(int8_t)(source[t][c] ^ a_flip) : zero);
+                    }
+                    yp[c] = mlcc_qs8_requantize(total, rq->multiplier[c], rq->shift[c], rq);
+                }
             }
         }
     }

@@ -40,7 +40,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
     for (size_t r = 0; r < mr; ++r) {
         v128_t v[4];
         for (size_t b = 0; b < 4; ++b) {  /* modulo 2^32: the parts may pass 2^31 where the whole does not */
-            v[b] = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(low[r][b], wasm_i32x4_shl(top[r][b], 7)), p, b, lo, hi, zero);
+            v[b] = mlcc_qs8_panel_requant4(wasm_i32x4_sub(low[r][b], wasm_i32x4_shl(top[r][b], 7)), p, b, lo, hi, zero);
         }
         mlcc_qs8_store16_wasm(v[0], v[1], v[2], v[3], rq->y_min < 0, c + r * ldc, nr);
     }

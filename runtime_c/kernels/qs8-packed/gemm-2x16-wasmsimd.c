@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
         for (size_t b = 0; b < 4; ++b) {  /* lanes (c0, c0, c1, c1) and (c2, c2, c3, c3): pair sums */
             const v128_t s = wasm_i32x4_add(wasm_i32x4_shuffle(acc[r][2 * b], acc[r][2 * b + 1], 0, 2, 4, 6),
                                             wasm_i32x4_shuffle(acc[r][2 * b], acc[r][2 * b + 1], 1, 3, 5, 7));
-            v[b] = mlcc_qs8_requant4_wasm(s, p, b, low, high, zero);
+            v[b] = mlcc_qs8_panel_requant4(s, p, b, low, high, zero);
         }
         mlcc_qs8_store16_wasm(v[0], v[1], v[2], v[3], rq->y_min < 0, c + r * ldc, nr);
     }
