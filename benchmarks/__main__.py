@@ -8,6 +8,12 @@ every figure, to benchmarks/results/.
     python -m benchmarks --quick              # the small models, short budgets
     python -m benchmarks --models resnet8,mlp --no-web
     python -m benchmarks --levels x86_64 --no-wasm  # the AVX2 level alone
+    python -m benchmarks --int8-only --models resnet8,bert_encoder  # the int8 rows alone
+
+int8 rows: each conv net and MLPerf Tiny model quantized by onnxruntime.quantization (QDQ static, per-channel
+int8 weights, uint8 activations; benchmarks/int8.py) and the BERT encoder dynamically, then mlcc int8 on the best
+native level, onnxruntime int8 (one thread, all optimisations) and mlcc fp32 in alternating rounds, mlcc wasm32
+int8 against onnxruntime-web int8, and arena and weights bytes of the int8 build against the fp32 one.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from pathlib import Path
 
 import onnx
 
-from benchmarks import measure, table
+from benchmarks import int8, measure, table
 from benchmarks.models import QUICK, SUITE
+from mlcc import runners
+from mlcc.targets import host_target
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,6 +52,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                     "runs: " + ", ".join(measure.native_levels()) + "]")
     p.add_argument("--no-wasm", action="store_true", help="skip mlcc wasm32 and onnxruntime-web")
     p.add_argument("--no-web", action="store_true", help="skip onnxruntime-web")
+    p.add_argument("--no-int8", action="store_true", help="skip the int8 rows")
+    p.add_argument("--int8-only", action="store_true", help="only the int8 rows (each still times mlcc fp32)")
     p.add_argument("--work", type=Path, default=HERE / "work", help="models and builds go here [benchmarks/work]")
     p.add_argument("--out", type=Path, help="results without extension [benchmarks/results/latest, or "
                                             "benchmarks/results/partial for a subset]")
@@ -63,7 +73,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if not args.levels or not set(args.levels) <= set(levels):
         p.error(f"--levels: this machine runs {', '.join(levels) or 'no SIMD level'}")
     args.budget = args.budget or (2.0 if args.quick else 8.0)
-    full = not args.models and not args.quick and args.levels == levels
+    if args.no_int8 and args.int8_only:
+        p.error("--no-int8 and --int8-only leave nothing to measure")
+    full = not args.models and not args.quick and args.levels == levels and not args.int8_only
     args.out = args.out or HERE / "results" / ("latest" if full else "partial")
     return args
 
@@ -123,6 +135,12 @@ def run_model(name: str, args, log) -> dict:
     specs = measure.input_specs(model)
     del model  # VGG-19 is half a gigabyte: the builds load it again, one at a time
     feeds = random_inputs(specs, seed=0)
+    if args.int8_only:  # the fp32 builds the int8 row compares with
+        row["native"] = {}
+        if not args.no_wasm:
+            row["wasm_build"] = measure.mlcc_build(path, "wasm32", builds / f"{name}-wasm32")
+        row["int8"] = run_int8(name, path, specs, feeds, row, args, log)
+        return row
     row["native"] = {level: {"build": measure.mlcc_build(path, level, builds / f"{name}-{level}")}
                      for level in args.levels}
     row["flops"] = next((n["build"]["flops"] for n in row["native"].values() if "flops" in n["build"]), None)
@@ -161,7 +179,56 @@ def run_model(name: str, args, log) -> dict:
         values = [p for p in values if p]
         if values:
             row["native"][level]["paired_peak_gflops"] = float(statistics.median(values))
+    if not args.no_int8:
+        row["int8"] = run_int8(name, path, specs, feeds, row, args, log)
     return row
+
+
+def run_int8(name: str, path: Path, specs: list[dict], feeds: dict, row: dict, args, log) -> dict | None:
+    """The model's int8 row (None for a model without one): mlcc int8 on the first native level, onnxruntime
+    int8 and mlcc fp32 (the row's build) in alternating rounds; mlcc wasm32 int8 and onnxruntime-web int8 the
+    same; bytes of both builds; the int8 outputs' largest difference from the exact integer semantics."""
+    scheme = int8.scheme(name)
+    if scheme is None:
+        return None
+    # the host target: the best this CPU runs, for int8 its dot products (VNNI) where the fp32 levels stop at AVX-512
+    level, builds = host_target().name, args.work / "build"
+    result: dict = {"scheme": scheme, "level": level}
+    q_path = path.with_name(f"{name}.int8.onnx")
+    try:
+        int8.quantize_for_suite(name, onnx.load(str(path)), path.with_name(f"{name}.fp32-copy.onnx"), q_path)
+    except Exception as exc:  # noqa: BLE001 - the row says why
+        return {**result, "error": measure.failure(exc)["error"]}
+    result["native_build"] = measure.mlcc_build(q_path, level, builds / f"{name}-int8-{level}")
+    if not args.no_wasm:
+        result["wasm_build"] = measure.mlcc_build(q_path, "wasm32", builds / f"{name}-int8-wasm32")
+    fp32_build = (row["native"].get(level) or {}).get("build") or measure.mlcc_build(path, level, builds / f"{name}-{level}")
+    try:  # one step of the last output is the tests' bound (tests/quantized); here it is reported
+        exact = int8.exact_outputs(q_path, feeds)
+        got = runners.load(result["native_build"]["folder"]).run(feeds) if "folder" in result["native_build"] else {}
+        result["max_abs_err_vs_exact"] = max((float(abs(got[k].astype("float64") - exact[k]).max()) for k in got
+                                              if k in exact), default=None)
+    except Exception as exc:  # noqa: BLE001
+        result["exact_error"] = measure.failure(exc)["error"]
+    rounds: dict[str, list] = {"mlcc": [], "ort": [], "fp32": [], "wasm": [], "wasm_fp32": [], "web": []}
+    budget, most = args.budget / args.rounds, max(3, args.max_repeat // args.rounds)
+    for r in range(args.rounds):
+        log(f"{name} int8: round {r + 1} of {args.rounds}")
+        rounds["mlcc"].append(measure.mlcc_latency(result["native_build"], feeds, None, budget, most))
+        rounds["ort"].append(measure.ort_latency(q_path, feeds, budget, most)[0])
+        rounds["fp32"].append(measure.mlcc_latency(fp32_build, feeds, None, budget, most))
+        if not args.no_wasm:
+            rounds["wasm"].append(measure.mlcc_latency(result["wasm_build"], feeds, None, budget, most))
+            rounds["wasm_fp32"].append(measure.mlcc_latency(row["wasm_build"], feeds, None, budget, most))
+            if not args.no_web:
+                estimate = rounds["wasm"][-1].get("median_ms", 1000.0) / 1e3
+                rounds["web"].append(measure.web_latency(q_path, specs, estimate, budget, most))
+    result.update({key: measure.merge_rounds(values) for key, values in rounds.items() if values})
+    result["bytes"] = {label: {"arena": b.get("arena_bytes"), "weights": b.get("weights_bytes")}
+                       for label, b in (("int8", result["native_build"]), ("fp32", fp32_build),
+                                        ("wasm_int8", result.get("wasm_build") or {}),
+                                        ("wasm_fp32", row.get("wasm_build") or {}))}
+    return result
 
 
 def write(results: dict, out: Path) -> str:
@@ -186,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     peak = measure.peak_gflops(args.work)
     results = {"environment": env, "peak_gflops": peak, "budget_s": args.budget, "rounds": args.rounds,
                "levels": {level: measure.level_isa(level) for level in args.levels},
-               "paired_peak_runs": measure.PAIRED_PEAK_RUNS, "rows": []}
+               "paired_peak_runs": measure.PAIRED_PEAK_RUNS, "int8_only": args.int8_only, "rows": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.names:
         results["rows"].append(run_model(name, args, log))

@@ -43,6 +43,44 @@ def quantize(model: onnx.ModelProto, src: Path, dst: Path) -> None:
                       activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
 
 
+def quantize_dynamic(model: onnx.ModelProto, src: Path, dst: Path) -> None:
+    """Dynamic quantization as for a transformer: int8 weights of the MatMuls, activations quantized at run time
+    (DynamicQuantizeLinear + MatMulInteger)."""
+    from onnxruntime import quantization as q
+
+    onnx.save(model, str(src))
+    q.quantize_dynamic(str(src), str(dst), weight_type=q.QuantType.QInt8)
+
+
+# How python -m benchmarks quantizes a suite model for its int8 rows: the transformer dynamically, the conv nets
+# and the MLPerf Tiny models statically (QDQ, per channel); the MLP and the GEMM kernel rate get no int8 row
+DYNAMIC = ("bert_encoder",)
+NOT_QUANTIZED = ("mlp", "gemm_1024")
+
+
+def scheme(name: str) -> str | None:
+    """"dynamic", "static" or None (no int8 row) for a suite model."""
+    return "dynamic" if name in DYNAMIC else None if name in NOT_QUANTIZED else "static"
+
+
+def quantize_for_suite(name: str, model: onnx.ModelProto, src: Path, dst: Path) -> None:
+    (quantize_dynamic if scheme(name) == "dynamic" else quantize)(model, src, dst)
+
+
+def exact_outputs(path: Path, feeds: dict) -> dict:
+    """The exact integer semantics: onnxruntime with graph optimisation off, which runs the QDQ graph as written
+    (its fused int8 kernels are no reference: some saturate)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds)))
+
+
 def int8_targets() -> list[str]:
     """The host target, plain AVX2 (x86_64: many CPUs have no VNNI) and the VNNI one, those this CPU runs."""
     from mlcc.targets import _host_cpu_flags

@@ -53,6 +53,8 @@ def _ratio_text(r: float | None) -> str:
 def row_summary(row: dict) -> str:
     cells = [("ort", row.get("ort"))] + [(level, n.get("mlcc")) for level, n in (row.get("native") or {}).items()]
     cells += [("wasm", row.get("wasm")), ("web", row.get("web"))]
+    q = row.get("int8") or {}
+    cells += [(f"int8 {key}", q.get(key)) for key in ("mlcc", "ort", "fp32", "wasm", "web")]
     parts = [f"{key} {_ms(cell['median_ms'])} ms" if "median_ms" in cell else f"{key} fails"
              for key, cell in cells if cell]
     return ", ".join(parts) or row.get("error", "nothing measured")
@@ -136,8 +138,70 @@ def markdown(results: dict) -> str:
         "effective rate, not the hardware's",
         "",
     ]
+    if results.get("int8_only"):
+        lines = []
+    int8_lines = int8_table(results, notes)
     foot = ["", *(f"[{i}] {text}" for i, text in enumerate(notes.items, 1))] if notes.items else []
-    return "\n".join(head + lines + foot) + "\n"
+    return "\n".join(head + lines + int8_lines + foot) + "\n"
+
+
+def _bytes_ratio(sizes: dict, a: str, b: str, what: str) -> float | None:
+    x, y = (sizes.get(a) or {}).get(what), (sizes.get(b) or {}).get(what)
+    return x / y if x and y else None
+
+
+def int8_table(results: dict, notes: Notes) -> list[str]:
+    """The int8 rows (benchmarks/int8.py's quantization): mlcc int8 against onnxruntime int8 and mlcc fp32 on
+    one native level, wasm32 against onnxruntime-web int8, and the int8 build's bytes over the fp32 one's."""
+    rows = [row for row in results["rows"] if row.get("int8")]
+    if not rows:
+        return []
+    level = rows[0]["int8"]["level"]
+    head = ["model", "quantized", f"mlcc int8 ms ({level})", "ORT int8 ms", "int8 / ORT int8", "mlcc fp32 ms",
+            "int8 / fp32", "wasm32 int8 ms", "ORT-web int8 ms", "wasm / web", "wasm int8 / fp32",
+            "arena int8 / fp32", "weights int8 / fp32", "max abs err vs exact"]
+    lines = ["", f"## int8 ({level} and wasm32)", "",
+             "Each model quantized by onnxruntime.quantization (benchmarks/int8.py: QDQ static, per-channel int8 "
+             "weights, uint8 activations, 4 seeded calibration batches; the BERT encoder dynamically). mlcc int8, "
+             "onnxruntime int8 (1 thread, all optimisations) and mlcc fp32 alternate round by round, as do mlcc "
+             "wasm32 int8, its fp32 build and onnxruntime-web int8; int8 latencies are not checked against "
+             "onnxruntime's optimised int8 outputs (its fused kernels are not exact); the last column is the "
+             "largest difference of mlcc's int8 outputs from onnxruntime without graph optimisation (the exact "
+             "integer semantics). Bytes: the native builds (arena, weights).", "",
+             "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+    columns: dict[str, list[float]] = {}
+    for row in rows:
+        q = row["int8"]
+        if "error" in q:
+            lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ' int8: ' + q['error'])}] |"
+                         + " - |" * (len(head) - 2))
+            continue
+        named = {"int8 / ORT int8": ratio(q.get("mlcc"), q.get("ort")), "int8 / fp32": ratio(q.get("mlcc"), q.get("fp32")),
+                 "wasm / web": ratio(q.get("wasm"), q.get("web")),
+                 "wasm int8 / fp32": ratio(q.get("wasm"), q.get("wasm_fp32")),
+                 "arena int8 / fp32": _bytes_ratio(q["bytes"], "int8", "fp32", "arena"),
+                 "weights int8 / fp32": _bytes_ratio(q["bytes"], "int8", "fp32", "weights")}
+        for key, value in named.items():
+            if value:
+                columns.setdefault(key, []).append(value)
+        err = q.get("max_abs_err_vs_exact")
+        lines.append(" | ".join([
+            f"| {row['model']}", q["scheme"], _latency(q.get("mlcc"), f"{row['model']} mlcc int8", notes),
+            _latency(q.get("ort"), f"{row['model']} onnxruntime int8", notes), _ratio_text(named["int8 / ORT int8"]),
+            _latency(q.get("fp32"), f"{row['model']} mlcc fp32", notes), _ratio_text(named["int8 / fp32"]),
+            _latency(q.get("wasm"), f"{row['model']} mlcc wasm32 int8", notes),
+            _latency(q.get("web"), f"{row['model']} onnxruntime-web int8", notes), _ratio_text(named["wasm / web"]),
+            _ratio_text(named["wasm int8 / fp32"]), _ratio_text(named["arena int8 / fp32"]),
+            _ratio_text(named["weights int8 / fp32"]), "-" if err is None else f"{err:.3g}"]) + " |")
+    means = ["| **geometric mean**", "", "", ""]
+    for key in head[4:-1]:
+        if key in ("mlcc fp32 ms", "wasm32 int8 ms", "ORT-web int8 ms"):
+            means.append("")
+        else:
+            values = columns.get(key, [])
+            means.append(f"{_ratio_text(geomean(values))} ({len(values)})")
+    lines.append(" | ".join([*means, ""]) + " |")
+    return lines
 
 
 def _load(values) -> str:
@@ -145,4 +209,5 @@ def _load(values) -> str:
 
 
 def _web_version(results: dict) -> str:
-    return next((row["web"]["version"] for row in results["rows"] if "version" in (row.get("web") or {})), "?")
+    cells = [cell for row in results["rows"] for cell in (row.get("web"), (row.get("int8") or {}).get("web"))]
+    return next((cell["version"] for cell in cells if "version" in (cell or {})), "?")
