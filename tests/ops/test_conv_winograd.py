@@ -214,7 +214,7 @@ def test_direct_convolution_when_the_pass_is_off(options, target, tmp_path):
 def test_which_convolutions_take_winograd():
     """3x3 at stride 1, 5x5 at stride 1 or 2; a grouped convolution needs the target's minimum of tiles per group
     (AlexNet's 13x13 conv4: Winograd on wasm32, direct on AVX-512 where its two groups' products are too
-    small)."""
+    small); fewer tiles where the transformed weights fit L2."""
     from mlcc.ops import _winograd
     from mlcc.ops._conv import ConvGeometry
     from mlcc.targets import optimized_for, resolve
@@ -233,6 +233,14 @@ def test_which_convolutions_take_winograd():
     assert not _winograd.applies(wasm, geometry(27, 3, stride=2), 1, 96, 256)  # phases would save nothing
     assert not _winograd.applies(wasm, geometry(27, 7), 1, 96, 256)
     assert not _winograd.applies(wasm, geometry(27, 3), 1, 4, 64)  # too few channels: the transforms cost more
+    # 4 tiles (8x8 outputs): enough where the transformed weights fit the core's L2 (ResNet-8's 64 -> 64,
+    # 590 KB), not where they stream from memory (ResNet-50's 7x7 512 -> 512, 38 MB)
+    avx2 = resolve("x86_64")
+    for target in (avx2, avx512):
+        assert _winograd.applies(target, geometry(8, 3), 1, 64, 64)
+        assert not _winograd.applies(target, geometry(7, 3), 1, 512, 512)
+        assert not _winograd.applies(target, geometry(4, 3), 1, 64, 64)  # one tile
+    assert not _winograd.applies(avx2, geometry(8, 3), 1, 128, 128)  # 2.4 MB of transforms: beyond 1 MB of L2
     # wasm32's default keeps the model's weights and prepares the transformed ones at load time
     assert _winograd.applies(resolve("wasm32"), geometry(13, 3), 1, 384, 384)
     assert _winograd.prepared_at_load(resolve("wasm32")) and not _winograd.prepared_at_load(wasm)
