@@ -228,6 +228,8 @@ class Conv(Op):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
                                                                   (cexpr.index("group", groups), group_out)))
+                # the parallel form advances the residual to each group itself
+                values["epilogue_group0"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride)))
             # W [groups * group_out, group_in, *kernel] -> [groups][(kernel..., group_in)][group_out]
             grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
             b = grouped.transpose(0, *range(3, 3 + len(geo.kernel)), 2, 1).reshape(groups, -1, group_out)

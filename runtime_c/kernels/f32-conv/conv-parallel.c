@@ -42,11 +42,21 @@ struct direct_job {
     float *y;
     size_t y_pitch;
     const struct mlcc_f32_epilogue *epilogue;
+    size_t groups, w_group;
 };
 
+static void direct_group_range(const struct direct_job *j, size_t group, size_t o0, size_t o1);
+
+/* Each task takes its output rows in every group, one after another: one hand-off per step, and a thread
+ * writes whole pixels (a group's channels share cache lines with the next group's). */
 static void direct_range(void *job, size_t o0, size_t o1)
 {
     const struct direct_job *j = (const struct direct_job *)job;
+    for (size_t group = 0; group < j->groups; ++group) direct_group_range(j, group, o0, o1);
+}
+
+static void direct_group_range(const struct direct_job *j, size_t group, size_t o0, size_t o1)
+{
     const size_t axis = j->axis;
     struct mlcc_f32_conv_geometry part = *j->g;
     const size_t top = o0 * part.stride[axis];  /* the first output's first tap, padding included */
@@ -60,26 +70,27 @@ static void direct_range(void *job, size_t o0, size_t o1)
     const struct mlcc_f32_epilogue *ep = j->epilogue;
     if (ep != NULL && ep->residual != NULL) {
         e = *ep;
-        e.residual += first_pixel * ep->residual_rs;
+        e.residual += first_pixel * ep->residual_rs + group * j->out_channels;
         ep = &e;
     }
     j->kernel(&part, j->channels, j->x_pixel_stride, j->out_channels, j->nr,
-              j->x + skipped * in_line * j->x_pixel_stride, j->w, j->bias, j->y + first_pixel * j->y_pitch,
-              j->y_pitch, ep);
+              j->x + skipped * in_line * j->x_pixel_stride + group * j->channels, j->w + group * j->w_group,
+              j->bias == NULL ? NULL : j->bias + group * j->out_channels,
+              j->y + first_pixel * j->y_pitch + group * j->out_channels, j->y_pitch, ep);
 }
 
 void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
-                                        MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
+                                        size_t groups, size_t w_group, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t axis = g->out[1] > 1 ? 1u : 2u, units = g->out[axis];
-    const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)out_channels
+    const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)(groups * out_channels)
                         * (float)(g->kernel[0] * g->kernel[1] * g->kernel[2] * channels);
     const size_t tasks = g->out[0] == 1 ? mlcc_parallel_tasks(parallel, units, work) : 1u;
+    struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch,
+                             epilogue, groups, w_group};
     if (tasks < 2) {
-        kernel(g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+        for (size_t group = 0; group < groups; ++group) direct_group_range(&job, group, 0u, units);
         return;
     }
-    struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch,
-                             epilogue};
     mlcc_parallel_ranges(parallel, tasks, units, direct_range, &job);
 }

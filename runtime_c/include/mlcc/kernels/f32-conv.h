@@ -82,11 +82,13 @@ void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAM
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
-/* `kernel` (one of the above) with a 2-D image's output rows cut into tasks for the caller's parallel-for
- * (mlcc/parallel.h) when large, each row range run as a convolution of its own that sums every pixel's
- * taps as the whole does. */
+/* `kernel` (one of the above) over `groups` groups (group g: channels and out_channels are per group, x, bias,
+ * y and the epilogue's residual advanced by g of them, w by g * w_group floats), with a 2-D image's output
+ * rows cut into tasks for the caller's parallel-for (mlcc/parallel.h) when large: each task takes its rows
+ * in every group, each row range run as a convolution of its own that sums every pixel's taps as the whole
+ * does. */
 typedef void (*mlcc_f32_conv_direct_nhwc_fn)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
-                                        MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+                                        size_t groups, size_t w_group, MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 #endif /* MLCC_KERNELS_F32_CONV_H */
