@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     web_note = None if args.no_wasm or args.no_web else install_web()
     if web_note:
         log(f"onnxruntime-web skipped: {web_note}")
-    env = environment("skipped" if args.no_web or args.no_wasm else web_note)
+    env = environment("--no-wasm" if args.no_wasm else "--no-web" if args.no_web else web_note)
     log("measuring this core's fp32 peak")
     peak = measure.peak_gflops(args.work)
     results = {"environment": env, "peak_gflops": peak, "budget_s": args.budget, "rounds": args.rounds,

@@ -125,8 +125,8 @@ def markdown(results: dict) -> str:
         + (f"; against the best-case peak above, {GEMM} is at {gemm_text}" if gemm_text else ""),
         f"- mlcc {env['mlcc']} ({env['commit']}); onnxruntime {env['onnxruntime']} "
         f"(CPU, 1 thread, sequential, all graph optimisations); wasmtime {env['wasmtime']}; "
-        f"onnxruntime-web {_web_version(results)} under node {env['node']} (wasm, 1 thread, SIMD)"
-        + (f": **skipped, {env['web_note']}**" if env.get("web_note") else ""),
+        + (f"onnxruntime-web **skipped** ({env['web_note']})" if env.get("web_note") else
+           f"onnxruntime-web {_web_version(results)} under node {env['node']} (wasm, 1 thread, SIMD)"),
         f"- medians of timed runs after warm-up (about {results['budget_s']:g} s per measurement"
         + (f", in {results['rounds']} rounds alternating mlcc and its peer: the median of the rounds' medians"
            if results.get("rounds", 1) > 1 else "") + "); ratios are "

@@ -6,8 +6,9 @@ it calls no kernel in a vector form (lower.KernelUse: one ISA's intrinsics, a SI
 and either
 - it calls a kernel in a generic form: its family's `__reference` oracle (the family has nothing faster for
   the target), or a shim kernel or GEMM tile built `__scalar` (the target has no SIMD shim); or
-- it is a C loop nest of its own (perhaps around portable helpers) and the target has no vector registers
-  (`vector_bytes` of one float: wasm32-scalar, riscv64-scalar, cortex-m4), or its op names kernel families
+- it is a C loop nest of its own (perhaps around portable helpers) and the target has no SIMD registers
+  wider than 32 bits (`vector_bytes` of one float: wasm32-scalar, riscv64-scalar, and cortex-m4, whose DSP
+  extension packs 8- and 16-bit lanes into its general registers), or its op names kernel families
   with vector forms for what it computes (Op.vector_families: f32-* families for a float32 result, qs8-*
   for 8-bit operands) and one of them has a vector form for the target: MatMulInteger's loop on AVX2,
   where qs8-gemm has mlcc_qs8_gemm__avx2.
@@ -64,7 +65,7 @@ def why_generic(step, target: Target) -> str | None:
             return f"{k.function}: {k.family} has no faster form for {target.name}"
         return f"{k.function}: built lane by lane ({target.name} has no SIMD shim)"
     if target.vector_bytes <= 4:
-        return f"a plain C loop nest ({target.name} has no vector registers)"
+        return f"a plain C loop nest ({target.name} has no SIMD registers wider than 32 bits)"
     op = ops.of(step.node)
     for family in op.vector_families if op is not None else ():
         if _applies(family, step.node):

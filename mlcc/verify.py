@@ -58,8 +58,11 @@ def _free_dims_as_symbols(proto):
     return proto
 
 
-def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str]) -> tuple[dict[str, np.ndarray], str]:
-    """Outputs of `model` (a path or ModelProto) from onnxruntime, one thread; onnx.reference as fallback."""
+def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str],
+                      exact: bool = False) -> tuple[dict[str, np.ndarray], str]:
+    """Outputs of `model` (a path or ModelProto) from onnxruntime, one thread; onnx.reference as fallback.
+    `exact` turns onnxruntime's graph optimisation off: the graph runs as written, which is a quantized
+    model's integer semantics (its fused int8 kernels are not: some saturate on AVX2 without VNNI)."""
     import onnx
 
     proto = model if isinstance(model, onnx.ModelProto) else onnx.load(str(model))
@@ -77,6 +80,35 @@ def reference_outputs(model, feeds: dict[str, np.ndarray], names: list[str]) -> 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
+    if exact:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
     results = session.run(names, feeds)
-    return dict(zip(names, results)), f"onnxruntime {ort.__version__}"
+    engine = f"onnxruntime {ort.__version__}"
+    return dict(zip(names, results)), f"{engine}, graph optimisation off" if exact else engine
+
+
+# Ops whose presence makes a model quantized: its outputs are judged in quantization steps.
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                           "ConvInteger", "QLinearConv", "QLinearMatMul", "QGemm", "DynamicQuantizeMatMul",
+                           "MatMulIntegerToFloat"})
+
+
+def is_quantized(proto) -> bool:
+    return any(n.op_type in QUANTIZED_OPS or n.op_type.startswith("QLinear") for n in proto.graph.node)
+
+
+def output_step(proto, name: str) -> float | None:
+    """The quantization step of a graph output: the scale of the DequantizeLinear that makes it, or one
+    integer unit for an output of a QuantizeLinear / QLinear op; None for a float output made otherwise."""
+    from onnx import numpy_helper
+
+    for node in proto.graph.node:
+        if name not in node.output:
+            continue
+        if node.op_type == "DequantizeLinear":
+            scale = next((i for i in proto.graph.initializer if i.name == node.input[1]), None)
+            return None if scale is None else float(numpy_helper.to_array(scale).max())
+        if node.op_type in ("QuantizeLinear", "QGemm") or node.op_type.startswith("QLinear"):
+            return 1.0
+    return None

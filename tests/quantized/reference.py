@@ -9,33 +9,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+
+from mlcc.verify import output_step, reference_outputs
 
 FLOAT_TOLERANCE = 1e-4  # float outputs (dynamic quantization): relative to the output's largest magnitude
 
 
 def reference(model: onnx.ModelProto, inputs: dict) -> dict:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
-
-
-def output_step(model: onnx.ModelProto, name: str) -> float | None:
-    """The quantization step of a graph output: the scale of the DequantizeLinear that makes it, or of the
-    QuantizeLinear / QLinear op that makes an integer output; None for a float output made otherwise."""
-    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    for node in model.graph.node:
-        if name not in node.output:
-            continue
-        if node.op_type == "DequantizeLinear" and node.input[1] in inits:
-            return float(inits[node.input[1]].max())
-        if node.op_type == "QuantizeLinear" or node.op_type.startswith("QLinear") or node.op_type == "QGemm":
-            return 1.0  # an integer output: its step is one integer unit
-    return None
+    return reference_outputs(model, inputs, [o.name for o in model.graph.output], exact=True)[0]
 
 
 @dataclass

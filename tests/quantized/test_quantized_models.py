@@ -6,6 +6,7 @@ share of bit-exact elements is asserted too, so a drift that stays under one ste
 
 import re
 
+import onnx
 import pytest
 
 from tests.golden import build_and_run
@@ -91,3 +92,14 @@ def test_quantized_model_on_each_isa(target_name, name, tmp_path):
     least = {"features": 0.99, "mobile": 0.9}.get(name, 0.5)
     for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"
+
+
+def test_verify_judges_a_quantized_model_in_quantization_steps(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "convnet.onnx"
+    onnx.save(quantized("convnet", "qdq_s8_channel", 17), str(path))
+    proc = subprocess.run([sys.executable, "-m", "mlcc", "verify", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "graph optimisation off" in proc.stdout and "within one quantization step" in proc.stdout, proc.stdout
