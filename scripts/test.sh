@@ -57,4 +57,5 @@ python -c 'import transformers' 2>/dev/null || pip install --quiet --disable-pip
 # Not installed here: the vision sweep's export venv (torchvision needs torch 2.14.1, 5.6 GB; see the README's
 # Status). tests/models/test_vision_sweep.py checks the sweep's code on a torch-only model instead.
 
-python -m pytest -n "${MLCC_TEST_WORKERS:-2}" "$@"
+# the slowest tests are listed at the end: what to look at when the run nears its 25-minute budget
+python -m pytest -n "${MLCC_TEST_WORKERS:-2}" --durations=30 "$@"
