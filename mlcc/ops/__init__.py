@@ -92,7 +92,8 @@ class Op:
     # for passes/lower_quantized_islands: "quantize" / "dequantize" for QuantizeLinear / DequantizeLinear;
     # the integer form a float op takes between them ("conv", "matmul", "gemm"; "qlinear_conv" for QLinearConv
     # itself; "monotonic" for an op whose outputs are its input's values picked by order, as MaxPool: it runs
-    # on the 8-bit values themselves, since dequantization is increasing; "copies" for one whose output is
+    # on the 8-bit values themselves, since dequantization is increasing; "moves" for one whose outputs are
+    # its input's values picked by position (Reshape, Flatten, Transpose), the same; "copies" for one whose output is
     # its inputs' values copied, as Concat; "add" / "mul" for Add / Mul, which become a QuantizedAdd /
     # QuantizedMul; "average" for AveragePool and GlobalAveragePool, which become a QuantizedAveragePool;
     # "lookup" for an elementwise op of one tensor and constant scalars, a QuantizedLookup table), else None

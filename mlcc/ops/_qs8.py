@@ -20,6 +20,7 @@ from ..targets import Target
 FAMILY = "qs8-gemm"
 K_ALIGN = 16  # each weight row is padded with zeros to a multiple of this many bytes (one 128-bit vector)
 CONV_ROWS = 64  # output pixels whose patches the convolution copies out at a time (a multiple of 16)
+SIZE_CONV_ROWS = 16  # the same where memory binds (memory_policy "size"): the patches often set the arena's peak
 
 
 def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -87,6 +88,17 @@ def nchw_gemm_for(target: Target) -> str | None:
 
 PANEL = 16  # qs8-packed's columns per panel (MLCC_QS8_PACKED_NR)
 PATCH_BYTES = 16384  # the channels-last convolution's patches block: rows of k bytes, about a third of L1
+SIZE_PATCH_BYTES = 2048  # the same where memory binds
+
+
+def conv_rows(target: Target) -> int:
+    """Output pixels per block of patches of a channel-major convolution on the row kernel."""
+    return SIZE_CONV_ROWS if target.memory_policy == "size" else CONV_ROWS
+
+
+def patch_bytes(target: Target) -> int:
+    """The channels-last convolution's patches block."""
+    return SIZE_PATCH_BYTES if target.memory_policy == "size" else PATCH_BYTES
 
 
 def packed_panels(w: np.ndarray) -> np.ndarray:

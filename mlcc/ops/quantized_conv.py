@@ -1,7 +1,7 @@
 """QuantizedConv (internal, domain "mlcc"): a 1-D or 2-D convolution of 8-bit activations by int8 weights,
 requantized; made by passes/lower_quantized_islands (see quantized_mat_mul for the operands).
 
-NCHW: through runtime_c/kernels/qs8-gemm (patches of CONV_ROWS output pixels at a time in scratch, then the
+NCHW: through runtime_c/kernels/qs8-gemm (patches of _qs8.conv_rows output pixels at a time in scratch, then the
 GEMM). Channels-last (attr layout "NHWC", set by passes/choose_layout on targets where it pays: _qs8.
 runs_channels_last): a depthwise one through qs8-dwconv (channels as the vector lanes, weights re-laid taps x
 channels at build time), the others through qs8-packed (weights packed in 16-column panels at build time; a
@@ -23,10 +23,11 @@ from ._layout import NHWC, is_channels_last
 from ._qs8 import (
     CONV_ROWS,
     FAMILY,
-    PATCH_BYTES,
+    conv_rows,
     gemm_for,
     nchw_gemm_for,
     packed_panels,
+    patch_bytes,
     runs_channels_last,
 )
 from .quantized_mat_mul import DOMAIN, emit_requant
@@ -76,7 +77,7 @@ class QuantizedConv(Op):
             patches = "NULL" if in_place else ctx.scratch(rows * k, "patches", dtype="uint8")
             driver, gemm = "mlcc_qs8_conv_nchw_cm", channel_major
         else:
-            rows = min(CONV_ROWS, pixels)
+            rows = min(conv_rows(ctx.target), pixels)
             patches = ctx.scratch(rows * w.shape[1], "patches", dtype="uint8")
             driver, gemm = "mlcc_qs8_conv_nchw", gemm_for(ctx.target)
         for function in (driver, gemm):
@@ -116,7 +117,7 @@ class QuantizedConv(Op):
         in_place = (taps == 1 and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
                     and (in_h, in_w) == (out_h, out_w))
         row = -(-k // 4) * 4  # a patch row, zero-padded to whole quads (qs8-packed.h)
-        block = min(out_h * out_w, max(8, PATCH_BYTES // row // 8 * 8))
+        block = min(out_h * out_w, max(8, patch_bytes(ctx.target) // row // 8 * 8))
         if not in_place and channels % 4 == 0 and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa":
             # no patches: each tap's pointer, and the GEMM reads the input where it is
             work = ctx.scratch(block * taps * 8 + channels, "taps", dtype="uint64")

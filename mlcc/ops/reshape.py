@@ -28,6 +28,7 @@ def _make(op_type: str, row) -> type[Op]:
         inplace_safe = True
         view_of_input = True  # the planner aliases the output to the input; the memcpy is then not emitted
         relabels_shape = True
+        quantized_form = "moves"  # on the 8-bit values between DQ and Q (passes/lower_quantized_islands)
         variable_extents = True  # the same elements, whatever their run-time count
         parameter_operands = () if shape_input is None else (shape_input,)
         role = Role.RESHAPE if op_type == "Reshape" else None

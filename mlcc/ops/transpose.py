@@ -14,6 +14,7 @@ class Transpose(Op):
     op_type = "Transpose"
     attrs = {"perm": None}  # default: reverse the dims
     role = Role.TRANSPOSE
+    quantized_form = "moves"  # on the 8-bit values between DQ and Q (passes/lower_quantized_islands)
     variable_extents = True  # an affine copy over run-time extents
 
     def perm(self, node: Node) -> list[int]:

@@ -8,8 +8,9 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
   (Q is monotonic, so Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly);
 - two activations (attention's products): QLinearMatMul;
 - a QOperator QLinearConv with the same kind of weights: QuantizedConv too;
-- an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool), with
-  the op itself on the 8-bit tensor (exact), then a Requantize where the output's scale or zero point differ;
+- an op whose outputs are its input's values picked by order (Op.quantized_form "monotonic": MaxPool) or by
+  position ("moves": Reshape, Flatten, Transpose), with the op itself on the 8-bit tensor (exact), then a
+  Requantize where the output's scale or zero point differ;
 - an op whose output is its inputs' values copied ("copies": Concat): the op on the 8-bit inputs, an input
   whose scale or zero point differs from the output's first requantized (Requantize, fixed point);
 - Add ("add") and Mul ("mul") of two 8-bit tensors, broadcasting [-> ReLU / Clip]: QuantizedAdd (both ratios
@@ -269,8 +270,9 @@ def _qlinear_matmul(node: Node, a: _Quant, b: _Quant, q: Node) -> Node:
 
 
 def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
-    """DQ(x; s, z) -> op -> Q(s, z), for an op whose outputs are input values picked by order (MaxPool): the
-    op on x itself, exactly (dequantization is increasing and Q(DQ(q)) = q)."""
+    """DQ(x; s, z) -> op -> Q(s, z), for an op whose outputs are input values picked by order (MaxPool) or by
+    position (Reshape): the op on x itself, exactly (dequantization is increasing and Q(DQ(q)) = q); its other
+    inputs (a shape) as they are."""
     x = _dequantized(m, node.inputs[0])
     if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
         return "input not dequantized 8-bit per tensor"
@@ -284,13 +286,14 @@ def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if y_q.dtype != x_q.dtype:
         return "output of another 8-bit type"
     if np.float32(y.scale[0]) == np.float32(x.scale[0]) and y.zero[0] == x.zero[0]:
-        return Node(node.op_type, node.name, [x_q], [y_q], dict(node.attrs), node.domain, node.opset), [q]
+        return Node(node.op_type, node.name, [x_q, *node.inputs[1:]], [y_q], dict(node.attrs), node.domain, node.opset), [q]
     # other parameters: the op on x, then its result requantized (requantization is non-decreasing too)
     picked = Value(m.fresh(f"{node.outputs[0].name}_{x_q.dtype.name}"), x_q.dtype, node.outputs[0].shape)
     requantize = _requantize(m, node, x, y, picked, y_q)
     if isinstance(requantize, str):
         return requantize
-    return [Node(node.op_type, node.name, [x_q], [picked], dict(node.attrs), node.domain, node.opset), requantize], [q]
+    return [Node(node.op_type, node.name, [x_q, *node.inputs[1:]], [picked], dict(node.attrs), node.domain, node.opset),
+            requantize], [q]
 
 
 def _requantize(m: Rewriter, node: Node, x: _Quant, y: _Quant, x_q: Value, out: Value) -> Node | str:
@@ -492,7 +495,7 @@ def run(graph: Graph) -> dict:
         qoperator = op.quantized_form == "qlinear_conv"
         if qoperator:
             found = _qlinear_conv(m, node)
-        elif op.quantized_form == "monotonic":
+        elif op.quantized_form in ("monotonic", "moves"):
             found = _monotonic(m, node)
         elif op.quantized_form == "copies":
             found = _copies(m, node)
@@ -507,7 +510,7 @@ def run(graph: Graph) -> dict:
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):
-            if qoperator or _dequantized(m, node.inputs[0]) is not None:  # a quantized model's op left in float: say why
+            if qoperator or (_dequantized(m, node.inputs[0]) is not None and _computes(node)):  # left in float: say why
                 kept.append({"node": node.name, "op": node.op_type, "why": found})
             continue
         replacement, replaced = found

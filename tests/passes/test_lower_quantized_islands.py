@@ -312,3 +312,22 @@ def test_binary_island_broadcasts(op, made):
 def test_binary_numbers_within_a_step(target, tmp_path):
     x = {"x": rand(1, 4, 5, 6, seed=10) * 3, "b": rand(1, 4, 1, 1, seed=11) * 2}
     check_model(qdq_elementwise("Mul", b_shape=[1, 4, 1, 1]), x, target, tmp_path, rtol=0, atol=0.01 + 1e-6)
+
+
+@pytest.mark.parametrize("y_scale,made", [(0.05, {"Flatten": 1}), (0.1, {"Flatten": 1, "Requantize": 1})])
+def test_flatten_island_runs_on_the_integers(y_scale, made):
+    """A Flatten between DQ and Q (a classifier's) moves the 8-bit values; another output scale adds a Requantize."""
+    inits = {"xs": np.float32(0.05), "xz": np.uint8(120), "ys": np.float32(y_scale), "yz": np.uint8(120)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("Flatten", ["xf"], ["f"], name="flatten"),
+             helper.make_node("QuantizeLinear", ["f", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    model = make(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 2, 2])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
+                 [numpy_helper.from_array(a, n) for n, a in inits.items()])
+    graph = imported(model)
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == made and report["left_in_float"] == []
+    flatten = next(n for n in graph.nodes if n.op_type == "Flatten")
+    assert flatten.inputs[0].dtype == flatten.outputs[0].dtype == np.uint8
