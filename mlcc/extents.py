@@ -209,18 +209,19 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
         if value.is_const:
             constants.append((value, alike, present))
 
+    # the tensors' run-time extents so far, for a dim its op takes from a folded operand (Resize's sizes)
+    known = {e.text(): e for v in value_lists[0] if v.extents is not None for e in v.extents if isinstance(e, Sym)}
     for node in node_lists[0]:
         for value in node.outputs:
             if id(value) in pending:
-                value.extents = _inferred(node, *pending.pop(id(value)), variables)
+                value.extents = _inferred(node, *pending.pop(id(value)), variables, tuple(known.values()))
+                known.update((e.text(), e) for e in value.extents if isinstance(e, Sym))
                 found["variable_values"] += 1
     for value, shapes, present in pending.values():  # no producer: a graph input or a constant
         raise ShapeError(f"tensor {value.name!r} has sizes that are not a multilinear function of "
                          f"{', '.join(v.name for v in variables)} ({_describe(present, shapes)}); build it at fixed sizes")
-    # the tensors' run-time extents, for a folded shape element that is one of them (a pooled width)
-    extents = {e.text(): e for v in value_lists[0] if v.extents is not None for e in v.extents if isinstance(e, Sym)}
-    for value, alike, present in constants:
-        kind = _check_constant(value, alike, fitter, present, tuple(extents.values()))
+    for value, alike, present in constants:  # a folded shape element may be one of the extents (a pooled width)
+        kind = _check_constant(value, alike, fitter, present, tuple(known.values()))
         found["prefix_constants"] += kind == 1
         corner_constants += [value] if kind == 2 else []
         irregular += [value] if kind == 3 else []
@@ -249,11 +250,12 @@ def annotate(graphs: list[Graph], variables: list[Variable], points: list[dict[s
     return found
 
 
-def _inferred(node: Node, value: Value, shapes: list[tuple], points: list[dict], variables) -> tuple:
+def _inferred(node: Node, value: Value, shapes: list[tuple], points: list[dict], variables, known: tuple = ()) -> tuple:
     """The extents of `value` (an output of `node`) that the fit could not find: the op's own shape
     inference over its inputs' run-time extents (a strided convolution: a floor division), else each dim
-    equal to one of an input's dims or a product of adjacent ones (an elementwise op after it, a Flatten), in
-    both cases confirmed at every sample."""
+    equal to one of an input's dims or a product of adjacent ones (an elementwise op after it, a Flatten),
+    else to one of the `known` extents of the graph (a Resize to another tensor's size, given as folded
+    sizes), in every case confirmed at every sample and the only one that fits."""
     from . import ops
 
     def agrees(dim, axis: int) -> bool:
@@ -280,6 +282,9 @@ def _inferred(node: Node, value: Value, shapes: list[tuple], points: list[dict],
     rank = len(shapes[0])
     extents = []
     for axis in range(rank):
+        if all(shape[axis] == shapes[0][axis] for shape in shapes):  # the same at every size
+            extents.append(int(shapes[0][axis]))
+            continue
         # the same axis of an input of the output's rank first (an elementwise op), then any dim or product
         # of adjacent dims (a Transpose, a Flatten), which must be the only size that fits
         aligned = [v.extents[axis] for v in inputs if v.extents is not None and len(v.extents) == rank]
@@ -291,6 +296,9 @@ def _inferred(node: Node, value: Value, shapes: list[tuple], points: list[dict],
                 for d in dims + [a * b for a, b in zip(dims, dims[1:])]:
                     if agrees(d, axis) and not any(same(d, f) for f in fitting):
                         fitting.append(d)
+            if not fitting:
+                fitting = [d for d in known if agrees(d, axis)]
+                fitting = [d for i, d in enumerate(fitting) if not any(same(d, f) for f in fitting[:i])]
             found = fitting[0] if len(fitting) == 1 else None
         if found is None:
             raise ShapeError(f"dim {axis} of tensor {value.name!r} is not a multilinear function of "

@@ -13,10 +13,12 @@ float64 as onnx's reference does, their weights stored as float32.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
 from ._copy import emit_memcpy, fill_literal
@@ -198,7 +200,6 @@ def lower_resample(node: Node, ctx, how: Interpolation, scales: list[float]) -> 
         emit_memcpy(ctx, y, x)
         return
     first, last = moved[0], moved[-1]
-    batch = int(np.prod(x.shape[:first], dtype=np.int64))
     inner = int(np.prod(x.shape[last + 1:], dtype=np.int64))
     in_strides = [int(np.prod(x.shape[d + 1:], dtype=np.int64)) for d in range(len(x.shape))]
     out_strides = [int(np.prod(y.shape[d + 1:], dtype=np.int64)) for d in range(len(y.shape))]
@@ -214,15 +215,9 @@ def lower_resample(node: Node, ctx, how: Interpolation, scales: list[float]) -> 
             outside=None if t.outside is None else ctx.static_array(
                 f"outside{level}", "uint8_t", t.outside.astype(np.uint8), f"axis {d}: 1 where the output extrapolates"),
         ))
-    terms = int(np.prod([a["taps"] for a in axes]))
     inner_var = "c" if inner > 1 else ""
     guard = " || ".join(f"{a['outside']}[{a['var']}]" for a in axes if a["outside"])
-    ctx.emit("ops/resample.c.j2", x=ctx.ptr(x), y=ctx.ptr(y), ctype=ctx.c_type(x), batch=batch, inner=inner,
-             in_block=int(np.prod(x.shape[first:], dtype=np.int64)), out_block=int(np.prod(y.shape[first:], dtype=np.int64)),
-             axes=axes, expr=_expression(axes, inner_var) if terms <= EXPRESSION_TERMS else None,
-             tap_sum=None if terms <= EXPRESSION_TERMS else _tap_sum(axes, inner_var),
-             guard=guard, fill=fill_literal(how.extrapolation_value, x.dtype),
-             out=" + ".join(a["var"] if a["out_stride"] == 1 else f"{a['var']} * {a['out_stride']}u" for a in axes))
+    _emit_gather(ctx, x, y, axes, first, last, inner, inner_var, guard, fill_literal(how.extrapolation_value, x.dtype))
 
 
 def _expression(axes: list[dict], inner_var: str) -> str:
@@ -248,3 +243,94 @@ def _tap_sum(axes: list[dict], inner_var: str) -> dict:
     weights = [f"w{i}[t{i}]" for i, a in enumerate(axes) if a["taps"] > 1]
     src = f"src[{' + '.join([*offsets, inner_var] if inner_var else offsets)}]"
     return dict(loops=loops, term=" * ".join([*weights, src]))
+
+
+# --- run-time sizes ---------------------------------------------------------------------------------------
+# The tables depend on the sizes, so with run-time extents each moved axis's taps are computed on every run
+# into scratch (templates/ops/resample_taps.c.j2), in the same arithmetic as the build-time tables: nearest
+# coordinates in float, weighted ones in double, both as onnxruntime and onnx's reference do.
+
+RUN_TIME_COORDINATES = {  # C for the source coordinate of output o; s: the scale, n: the input length
+    "half_pixel": "(o + half) / s - half",
+    "pytorch_half_pixel": "length != 1 ? (o + half) / s - half : -half",
+    "align_corners": "length != 1 ? o * (n - 1) / (length - 1) : 0",
+    "asymmetric": "o / s",
+    "half_pixel_symmetric": "n / 2 * (1 - (out_len / length)) + (o + half) / s - half",
+    "tf_half_pixel_for_nn": "(o + half) / s",
+    "tf_half_pixel_for_nearest": "(o + half) / s",
+}
+RUN_TIME_NEAREST = {  # C for the nearest source index of coordinate x (before clamping)
+    "round_prefer_floor": "x - floorf(x) == 0.5f ? floorf(x) : floor((double)x + 0.5)",
+    "round_prefer_ceil": "floor((double)x + 0.5)",
+    "floor": "floorf(x)",
+    "ceil": "ceilf(x)",
+    "simple": "s < 1 ? ceilf(x) : truncf(x)",
+}
+
+
+def operand(size) -> str:
+    """A size as a C operand: a size_t literal, or a run-time size's expression parenthesised when compound."""
+    from .. import cexpr
+    return cexpr.text(size) if cexpr.is_variable(size) else cexpr.literal(size)
+
+
+def run_time_extents(node: Node) -> bool:
+    from ..cexpr import is_variable
+    return any(is_variable(d) for d in (*node.inputs[0].shape, *node.outputs[0].shape))
+
+
+def lower_resample_run_time(node: Node, ctx, how: Interpolation, scales: list[float] | None) -> None:
+    """Resize over run-time extents: nearest or linear (no antialias), any coordinate mode but
+    tf_crop_and_resize. scales: the given ones, or None when sizes were given (each axis's scale is then
+    out / in in float, computed on each run)."""
+    from .. import cexpr
+
+    x, y = node.inputs[0], node.outputs[0]
+    _check(node, how)
+    if how.mode not in ("nearest", "linear") or how.antialias or how.coordinate_mode not in RUN_TIME_COORDINATES:
+        raise cexpr.VariableExtentError(f"{how.mode} resizing{' with antialias' if how.antialias else ''} in "
+                                        f"{how.coordinate_mode} coordinates has its taps built at build time only")
+    rank = len(x.shape)
+    moved = [d for d in range(rank) if not (cexpr.same(x.shape[d], y.shape[d]) and (scales is None or scales[d] == 1))]
+    if not moved:
+        emit_memcpy(ctx, y, x)
+        return
+    first, last = moved[0], moved[-1]
+    product = lambda dims: np.prod(dims, dtype=object) if dims else 1  # noqa: E731
+    in_strides = [product(x.shape[d + 1:]) for d in range(rank)]
+    out_strides = [product(y.shape[d + 1:]) for d in range(rank)]
+    linear = how.mode == "linear"
+    taps = 2 if linear else 1
+    axes, tables = [], []
+    for level, d in enumerate(range(first, last + 1)):
+        extent = y.shape[d]
+        offsets = ctx.scratch(4 * taps * cexpr.bound(extent), f"src_offsets{level}", np.int32)
+        weights = ctx.scratch(4 * taps * cexpr.bound(extent), f"weights{level}") if linear else None
+        scale = (f"(float){cexpr.text(extent)} / (float){cexpr.text(x.shape[d])}" if scales is None
+                 else cnames.float_literal(scales[d]))
+        tables.append(dict(axis=d, out_len=operand(extent), in_len=operand(x.shape[d]), scale=scale,
+                           stride=operand(in_strides[d]), offsets=offsets, weights=weights))
+        axes.append(dict(var=f"o{level}", extent=extent, taps=taps, out_stride=out_strides[d], offsets=offsets,
+                         weights=weights, outside=None))
+    inner = product(x.shape[last + 1:])
+    inner_var = "c" if cexpr.is_variable(inner) or inner > 1 else ""
+    coordinate = RUN_TIME_COORDINATES[how.coordinate_mode]
+    uses = {name: re.search(r"\b" + name + r"\b", coordinate) is not None for name in ("n", "half", "length", "out_len")}
+    for table in tables:
+        ctx.emit("ops/resample_taps.c.j2", linear=linear, coordinate=coordinate, uses=uses,
+                 nearest=RUN_TIME_NEAREST[how.nearest_mode], **table)
+    _emit_gather(ctx, x, y, axes, first, last, inner, inner_var, "", fill_literal(0, x.dtype))
+
+
+def _emit_gather(ctx, x, y, axes: list[dict], first: int, last: int, inner, inner_var: str, guard: str, fill: str) -> None:
+    from .. import cexpr
+
+    product = lambda dims: np.prod(dims, dtype=object) if dims else 1  # noqa: E731
+    batch = product(x.shape[:first])  # the leading axes copied as they are
+    terms = int(np.prod([a["taps"] for a in axes]))
+    ctx.emit("ops/resample.c.j2", ctype=ctx.c_type(x), batch=batch, inner=inner, has_inner=bool(inner_var),
+             src=cexpr.offset(ctx.ptr(x), ("b", product(x.shape[first:]))),
+             dst=cexpr.offset(ctx.ptr(y), ("b", product(y.shape[first:]))),
+             axes=axes, expr=_expression(axes, inner_var) if terms <= EXPRESSION_TERMS else None,
+             tap_sum=None if terms <= EXPRESSION_TERMS else _tap_sum(axes, inner_var), guard=guard, fill=fill,
+             out=cexpr.offset(None, *((a["var"], a["out_stride"]) for a in axes)))

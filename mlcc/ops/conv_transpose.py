@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cexpr import bound
 from ..ir import Node, Value
 from . import Op, register
 from ._conv import CONV_ATTRS, conv_transpose_geometry
@@ -20,6 +21,7 @@ from ._gemm import chunk_columns, packed_size, scratch_budget, use_tile
 @register
 class ConvTranspose(Op):
     op_type = "ConvTranspose"
+    variable_extents = True  # run-time spatial sizes: the adjoint geometry filled on each run, chunks for the bound
     vector_families = ("f32-gemm",)
     attrs = {**CONV_ATTRS, "output_padding": None, "output_shape": None}
 
@@ -54,8 +56,8 @@ class ConvTranspose(Op):
             a, a_rs, a_cs = ctx.ptr(w), 1, rows
         tile = use_tile(ctx)
         ctx.use_kernels("f32-conv")
-        nc = chunk_columns(group_in, pixels, tile.nr, extra_rows=rows, budget=scratch_budget(ctx.target))
-        ctx.emit("ops/conv_transpose.c.j2", fields=geo.fields(), config=tile.config, nr=tile.nr,
+        nc = chunk_columns(group_in, bound(pixels), tile.nr, extra_rows=rows, budget=scratch_budget(ctx.target))
+        ctx.emit("ops/conv_transpose.c.j2", fields=geo.fields(), run_time=geo.run_time, config=tile.config, nr=tile.nr,
                  x=ctx.ptr(x), a=a, a_rs=a_rs, a_cs=a_cs, y=ctx.ptr(y),
                  bias=ctx.ptr(bias) if bias is not None else None,
                  out_planes=images * groups * group_out, out_channels=groups * group_out, out_size=geo.in_size,

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cexpr import VariableExtentError
 from ..errors import NeedsConstantError, ShapeError, UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._resample import Interpolation, lower_resample, output_shape
+from ._resample import Interpolation, lower_resample, lower_resample_run_time, output_shape, run_time_extents
 
 
 @register
 class Resize(Op):
     op_type = "Resize"
+    variable_extents = True  # nearest and linear: each run computes its taps (_resample.lower_resample_run_time)
     attrs = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor",
              "cubic_coeff_a": -0.75, "exclude_outside": 0, "extrapolation_value": 0.0, "antialias": 0, "axes": None,
              "keep_aspect_ratio_policy": "stretch"}
@@ -95,8 +97,24 @@ class Resize(Op):
         return 2 * taps ** moved * node.outputs[0].size if taps else 0  # a multiply-add per tap
 
     def lower(self, node: Node, ctx) -> None:
-        _, scales = self.geometry(node)
         a = node.attrs
+        if run_time_extents(node):  # taps computed on each run: scales as given, else out / in
+            if a["keep_aspect_ratio_policy"] != "stretch" or self.roi(node) is not None:
+                raise VariableExtentError(f"keep_aspect_ratio_policy {a['keep_aspect_ratio_policy']!r} and "
+                                          "tf_crop_and_resize are decided at build time only")
+            scales_at = 1 if node.opset < 11 else 2
+            given = node.input(scales_at)
+            scales = None
+            if given is not None and given.size:
+                scales = [1.0] * len(node.inputs[0].shape)
+                for axis, scale in zip(self.axes(node), given.data.reshape(-1)):
+                    scales[axis] = float(scale)
+            how = (Interpolation(a["mode"], "asymmetric", "simple") if node.opset < 11 else
+                   Interpolation(a["mode"], a["coordinate_transformation_mode"], a["nearest_mode"],
+                                 antialias=bool(a["antialias"])))
+            lower_resample_run_time(node, ctx, how, scales)
+            return
+        _, scales = self.geometry(node)
         if node.opset < 11:
             how = Interpolation(a["mode"], "asymmetric", "simple")
         else:
