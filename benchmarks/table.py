@@ -42,6 +42,13 @@ def ratio(a: dict | None, b: dict | None) -> float | None:
     return a["median_ms"] / b["median_ms"]
 
 
+def cpu_ratio(a: dict | None, b: dict | None) -> float | None:
+    """The same over CPU-time medians (mlcc wasm32: its thread's; onnxruntime-web: node's process's)."""
+    if ratio(a, b) is None or "cpu_median_ms" not in a or "cpu_median_ms" not in b:
+        return None
+    return a["cpu_median_ms"] / b["cpu_median_ms"]
+
+
 def geomean(values: list[float]) -> float | None:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
@@ -66,10 +73,10 @@ def markdown(results: dict) -> str:
     head_cells = ["model", "GFLOP", "ORT ms"]
     for level in levels:
         head_cells += [f"{level} ms", f"{level} / ORT"]
-    head_cells += ["mlcc wasm ms", "ORT-web ms", "wasm/web"] + [f"{level} % of peak" for level in levels]
+    head_cells += ["mlcc wasm ms", "ORT-web ms", "wasm/web", "wasm/web CPU"] + [f"{level} % of peak" for level in levels]
     lines = ["| " + " | ".join(head_cells) + " |", "|---|" + "---:|" * (len(head_cells) - 1)]
     native: dict[str, list[float]] = {level: [] for level in levels}
-    web, paired, gemm_best = [], {level: [] for level in levels}, {}
+    web, web_cpu, paired, gemm_best = [], [], {level: [] for level in levels}, {}
     for row in results["rows"]:
         if "error" in row:
             lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ': ' + row['error'])}] |"
@@ -95,15 +102,20 @@ def markdown(results: dict) -> str:
                 gemm_best[level] = 100 * rate / core_peak
             shares.append(f"{100 * rate / row_peak:.0f}%" if rate and row_peak else "-")
         r_web = ratio(row.get("wasm"), row.get("web"))
+        r_web_cpu = cpu_ratio(row.get("wasm"), row.get("web"))
         if r_web and row["model"] != GEMM:
             web.append(r_web)
+        if r_web_cpu and row["model"] != GEMM:
+            web_cpu.append(r_web_cpu)
         cells += [_latency(row.get("wasm"), f"{row['model']} mlcc wasm32", notes),
-                  _latency(row.get("web"), f"{row['model']} onnxruntime-web", notes), _ratio_text(r_web), *shares]
+                  _latency(row.get("web"), f"{row['model']} onnxruntime-web", notes), _ratio_text(r_web),
+                  _ratio_text(r_web_cpu), *shares]
         lines.append(" | ".join(cells) + " |")
     means = ["| **geometric mean** (models, " + GEMM + " left out)", "", ""]
     for level in levels:
         means += ["", f"{_ratio_text(geomean(native[level]))} ({len(native[level])})"]
-    means += ["", "", f"{_ratio_text(geomean(web))} ({len(web)})"] + [""] * len(levels)
+    means += ["", "", f"{_ratio_text(geomean(web))} ({len(web)})", f"{_ratio_text(geomean(web_cpu))} ({len(web_cpu)})"]
+    means += [""] * len(levels)
     lines.append(" | ".join(means) + " |")
     peak_text = ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak.items()) if "error" not in peak else peak["error"]
     paired_text = "; ".join(f"{level}'s ({levels[level]}) read {min(v):.0f}-{max(v):.0f} GFLOP/s"
@@ -131,7 +143,9 @@ def markdown(results: dict) -> str:
         + (f", in {results['rounds']} rounds alternating mlcc and its peer: the median of the rounds' medians"
            if results.get("rounds", 1) > 1 else "") + "); ratios are "
         "mlcc / reference, **bold** where mlcc is faster; mlcc native and wasm32 are timed inside the compiled code, "
-        "onnxruntime around session.run (Python), onnxruntime-web around session.run (node)",
+        "onnxruntime around session.run (Python), onnxruntime-web around session.run (node); wasm/web CPU is "
+        "the same ratio in CPU time (mlcc's thread in wasmtime, node's whole process, V8's helper threads "
+        "included), which a loaded machine's descheduling does not inflate",
         "- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
         "- GFLOP counts direct convolution's multiply-adds; mlcc runs 3x3 stride-1 and 5x5 stride-1 and -2 "
         "convolutions as Winograd F(4x4, 3x3), a quarter (0.36 for 5x5) of them, so % of peak is an "
