@@ -111,19 +111,26 @@ class QuantizedConv(Op):
                      w=weights, patches=None, **common)
             return
         k = taps * channels
-        rows = w.data[:, :k].reshape(n, channels, kh, kw).transpose(0, 2, 3, 1).reshape(n, k)  # (kh, kw, c)
-        packed = packed_panels(rows)
-        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
+        taps_c = w.data[:, :k].reshape(n, channels, kh, kw).transpose(0, 2, 3, 1)  # (n, kh, kw, c)
         in_place = (taps == 1 and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
                     and (in_h, in_w) == (out_h, out_w))
         row = -(-k // 4) * 4  # a patch row, zero-padded to whole quads (qs8-packed.h)
         block = min(out_h * out_w, max(8, patch_bytes(ctx.target) // row // 8 * 8))
-        if not in_place and channels % 4 == 0 and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa":
-            # no patches: each tap's pointer, and the GEMM reads the input where it is
-            work = ctx.scratch(block * taps * 8 + channels, "taps", dtype="uint64")
+        run = -(-channels // 4) * 4  # the bytes the indirect GEMM reads per tap
+        if (not in_place and 3 * (run - channels) <= channels
+                and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa"):
+            # no patches: each tap's pointer, and the GEMM reads the input where it is, `run` bytes a tap (a
+            # 3-channel image's taps are 4 bytes, the fourth meeting a zero weight)
+            padded = np.zeros((n, kh, kw, run), np.int8)
+            padded[..., :channels] = taps_c
+            packed = packed_panels(padded.reshape(n, taps * run))
+            weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
+            work = ctx.scratch(block * taps * 8 + 3 * run, "taps", dtype="uint64")
             ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc_indirect"),
                      gemm=ctx.kernel("mlcc_qs8_packed_igemm"), w=weights, patches=work, rows=block, **common)
             return
+        packed = packed_panels(taps_c.reshape(n, k))
+        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)

@@ -7,8 +7,9 @@
  *   shared pool in no order, channels multiples of 4;
  * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
  *   padding and dilation;
- * - mlcc_qs8_conv_nhwc (packed reference) and, with 8 channels, mlcc_qs8_conv_nhwc_indirect (each igemm form)
- *   against mlcc_qs8_conv_nchw (qs8-gemm reference) on transposed data.
+ * - mlcc_qs8_conv_nhwc (packed reference) and, with 8 or 3 channels (taps of 4 bytes, the last meeting a zero
+ *   weight), mlcc_qs8_conv_nhwc_indirect (each igemm form) against mlcc_qs8_conv_nchw (qs8-gemm reference)
+ *   on transposed data.
  * Prints "D of N cases differ". */
 #include <stdio.h>
 #include <string.h>
@@ -202,12 +203,12 @@ int main(void) {
     static const size_t convs[][4] = {{3, 1, 1}, {3, 2, 1}, {1, 1, 0}, {1, 2, 0}};
     static uint8_t xc[7 * 9 * 8], xl[7 * 9 * 8], yc[7 * 9 * MAX_N], yl[7 * 9 * MAX_N];
     static _Alignas(8) uint8_t patches[64 * 9 * 8 + 8];
-    static int8_t wc[MAX_N * 80], wl[MAX_N * 72];
-    /* form 0: the gathering driver (5 channels); form 1 + v: the indirect one through igemms[v] (8 channels) */
+    static int8_t wc[MAX_N * 80], wl[MAX_N * 72], wr[MAX_N * 72];
+    /* form 0: the gathering driver (5 channels); form 1 + v: the indirect one through igemms[v] (8 or 3) */
     for (size_t form = 0; form <= sizeof igemms / sizeof igemms[0]; ++form)
     for (size_t s = 0; s < sizeof convs / sizeof convs[0]; ++s) {
         for (int flip = 0; flip < 2; ++flip) {
-            const size_t kk = convs[s][0], st = convs[s][1], pad = convs[s][2], c = form ? 8 : 5, n = 17, in_h = 7, in_w = 9;
+            const size_t kk = convs[s][0], st = convs[s][1], pad = convs[s][2], c = form ? (s % 2 ? 3 : 8) : 5, n = 17, in_h = 7, in_w = 9;
             const size_t out_h = (in_h + 2 * pad - kk) / st + 1, out_w = (in_w + 2 * pad - kk) / st + 1, k = c * kk * kk;
             const size_t ldw = (k + 15) & ~(size_t)15;
             const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kk, kk, st, st, 1, 1, pad, pad, 1, n};
@@ -218,7 +219,15 @@ int main(void) {
             for (size_t j = 0; j < n; ++j)
                 for (size_t ch = 0; ch < c; ++ch)
                     for (size_t t = 0; t < kk * kk; ++t) wc[j * ldw + ch * kk * kk + t] = wl[j * k + t * c + ch] = (int8_t)next();
-            pack(n, k, wl, k, packed);
+            if (form == 0) {
+                pack(n, k, wl, k, packed);
+            } else {  /* the indirect driver's layout: each tap's channels padded to a run of 4 with zeros */
+                const size_t run = mlcc_qs8_conv_nhwc_indirect_run(c);
+                memset(wr, 0, sizeof wr);
+                for (size_t j = 0; j < n; ++j)
+                    for (size_t t = 0; t < kk * kk; ++t) memcpy(wr + j * kk * kk * run + t * run, wl + j * k + t * c, c);
+                pack(n, kk * kk * run, wr, kk * kk * run, packed);
+            }
             requant(n, bias, mult, shift, 0);
             const struct mlcc_qs8_requant rq = {bias, mult, shift, 3, flip ? 0 : -128, flip ? 255 : 127};
             const uint8_t x_zero = (uint8_t)next();

@@ -63,10 +63,16 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
 void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                  uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                                  void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm) {
-    const size_t channels = g->channels, n = g->group_out, taps = g->kernel_h * g->kernel_w;
+    const size_t channels = g->channels, run = mlcc_qs8_conv_nhwc_indirect_run(channels);
+    const size_t n = g->group_out, taps = g->kernel_h * g->kernel_w;
     const uint8_t **pointers = (const uint8_t **)work;
-    uint8_t *padding = (uint8_t *)(pointers + rows * taps);
-    fill_run(padding, x_zero, channels);
+    uint8_t *padding = (uint8_t *)(pointers + rows * taps), *end = padding + run;
+    fill_run(padding, x_zero, run);
+    /* a tap reads `run` bytes: past its channels, the next pixel's (times zero weights); the last pixels'
+     * reads would leave x, so they read a copy of x's last `run` bytes followed by zeros */
+    const size_t x_bytes = g->in_h * g->in_w * channels, tail = MLCC_MIN(run, x_bytes);
+    const uint8_t *tail_start = x + x_bytes - tail;
+    for (size_t i = 0; i < 2 * run; ++i) end[i] = i < tail ? tail_start[i] : 0;
     const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
     const size_t step_h = g->dilation_h * g->in_w * channels, step_w = g->dilation_w * channels;
     size_t oh = 0, ow = 0;  /* the block's first pixel */
@@ -90,11 +96,16 @@ void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const u
                     }
                 }
             }
+            if (run > channels) {  /* the taps whose reads would leave x */
+                for (const uint8_t **t = tap - taps; t < tap; ++t) {
+                    if (*t != padding && (size_t)(*t - x) + run > x_bytes) *t = end + (*t - tail_start);
+                }
+            }
             if (++ow == g->out_w) {
                 ow = 0;
                 ++oh;
             }
         }
-        igemm(count, n, taps, channels, pointers, a_flip, packed, y + first * n, n, rq);
+        igemm(count, n, taps, run, pointers, a_flip, packed, y + first * n, n, rq);
     }
 }

@@ -62,16 +62,20 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
                         const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm);
 
-/* The same without copying patches (channels a multiple of 4): for `rows` output pixels at a time, each
- * tap's pointer into x (or to a run of x_zero bytes in the padding) goes to `work` (rows * taps pointers,
- * then channels bytes for that run; pointer-aligned), and `igemm` reads the taps in place. */
+/* The same without copying patches: for `rows` output pixels at a time, each tap's pointer into x (or to a run
+ * of x_zero bytes in the padding) goes to `work`, and `igemm` reads the taps in place, `run` bytes each:
+ * channels rounded up to 4 (mlcc_qs8_conv_nhwc_indirect_run), the bytes past the channels (the next pixel's)
+ * meeting zero weights, so the weights are packed with k = taps * run in (kh, kw, c) order, zero past the
+ * channels. `work` holds rows * taps pointers, then 3 runs of bytes (pointer-aligned). */
 void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                  uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                                  void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm);
 
+static inline size_t mlcc_qs8_conv_nhwc_indirect_run(size_t channels) { return (channels + 3u) & ~(size_t)3u; }
+
 /* The bytes of `work` mlcc_qs8_conv_nhwc_indirect needs */
 static inline size_t mlcc_qs8_conv_nhwc_indirect_bytes(size_t rows, size_t taps, size_t channels) {
-    return rows * taps * sizeof(const uint8_t *) + channels;
+    return rows * taps * sizeof(const uint8_t *) + 3u * mlcc_qs8_conv_nhwc_indirect_run(channels);
 }
 
 #endif /* MLCC_KERNELS_QS8_PACKED_H */
