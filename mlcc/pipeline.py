@@ -185,7 +185,8 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
             heap = jsmodule.heap_bytes(compiled.graph, compiled.plan.arena_bytes, compiled.variables) if threaded_wasm else 0
             artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
                                                   compiled.program.kernel_families, exports,
-                                                  io=runner_source.tensors(compiled.graph), wasm_heap_bytes=heap)
+                                                  io=runner_source.tensors(compiled.graph, len(compiled.variables)),
+                                                  wasm_heap_bytes=heap)
             if threaded_wasm:  # NAME.mjs creates the shared memory: its pages are the linked module's
                 jsmodule.write_module(staging, compiled.name, model_path.name, compiled.graph,
                                       compiled.plan.arena_bytes, compiled.variables,

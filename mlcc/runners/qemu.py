@@ -1,6 +1,7 @@
 """qemu-user runner: executes NAME_runner, the static executable built for a Linux cross target, under the
 target's qemu command (targets/<name>.toml `qemu`). Tensors pass through files as raw little-endian bytes;
-runtime_c/include/mlcc/runner.h describes the driver's command line and exit status.
+runtime_c/include/mlcc/runner.h describes the driver's command line and exit status; a model with run-time
+dimensions gets their sizes with --dims and prints its outputs' shapes.
 """
 
 from __future__ import annotations
@@ -72,13 +73,20 @@ class QemuModel(LoadedModel):
             if proc.returncode != 0:
                 raise RunError(f"{self.executable.name} under {self.command[0]} failed (exit {proc.returncode}): "
                                f"{proc.stderr.strip()[:2000]}")
-            for a, path in zip(outputs, out_paths):
-                a[...] = np.frombuffer(path.read_bytes(), dtype=a.dtype).reshape(a.shape)
+            for a, path in zip(outputs, out_paths):  # with --dims a buffer for the largest shape, flat
+                data = np.frombuffer(path.read_bytes(), dtype=a.dtype)
+                a.reshape(-1)[:data.size] = data
             return proc.stdout
 
     def _invoke(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
         self.execute(inputs, outputs)  # a non-zero status of the model is a RunError with its message
         return 0
+
+    def _invoke_dims(self, inputs: list[np.ndarray], outputs: list[np.ndarray], sizes: list[int]) -> tuple[int, list[int]]:
+        """NAME_runner --dims: the sizes in NAME_dims's order; the driver prints every output's shape."""
+        stdout = self.execute(inputs, outputs, ("--dims", ",".join(map(str, sizes))))
+        shapes = [int(d) for line in stdout.splitlines() if line.startswith("output_shape") for d in line.split()[1:]]
+        return 0, shapes
 
     def time_runs(self, inputs: list[np.ndarray], outputs: list[np.ndarray], warmup: int, repeat: int) -> np.ndarray:
         """Nanoseconds of each of `repeat` calls of NAME_run_v after `warmup`, timed inside the emulated

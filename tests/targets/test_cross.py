@@ -19,7 +19,7 @@ from mlcc.errors import RunError
 from mlcc.pipeline import BuildOptions, build
 from mlcc.runners.qemu import qemu_command
 from mlcc.targets import resolve
-from tests.golden import check_model, rand
+from tests.golden import check_model, check_sizes, rand
 from tests.models.test_samples import SAMPLE, synthetic_image
 
 CROSS = ["aarch64", "armv7", "riscv64", "riscv64-scalar"]
@@ -212,3 +212,37 @@ def test_runner_override_and_unknown_runner(built_sample):
         runners.load(out, runner="nosuch")
     with pytest.raises(RunError, match=r"runner 'host' runs shared library artifacts; .* has none: its runners are qemu"):
         runners.load(out, runner="host")
+
+
+def test_run_time_dimensions_under_qemu(tmp_path):
+    """One build with a run-time width on armv7 (32-bit size_t): the driver takes the sizes with --dims,
+    reads inputs and writes outputs packed at their shapes and prints the shapes; three widths match
+    onnxruntime, and a width outside the range is refused by the C (status 4, nothing written) and by
+    `mlcc run` (one error line)."""
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), n("Relu", ["c"], ["r"]),
+             n("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+             n("ReduceMean", ["p"], ["m"], axes=[2], keepdims=0), n("Transpose", ["m"], ["t"], perm=[0, 2, 1]),
+             n("MatMul", ["t", "wm"], ["y"])]
+    graph = helper.make_graph(nodes, "dims", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(rand(4, 2, 3, 3, seed=3), "w"),
+                               numpy_helper.from_array(rand(4, 5, seed=4), "wm")])
+    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    feeds = lambda w: {"x": rand(1, 2, 6, w, seed=w)}  # noqa: E731
+    report = check_sizes(model, feeds, [3, 10, 33], "armv7", tmp_path, rtol=1e-4, atol=1e-5, dims={"W": (3, 40)})
+    assert report["outputs"][0]["dims"] == [1, "(W-1)//2+1", 5]  # ceil(W / 2)
+    out = tmp_path / "out-armv7"
+    image, result = tmp_path / "x.bin", tmp_path / "y.bin"
+    run = lambda width: subprocess.run([*qemu_command(resolve("armv7")), str(out / "model_runner"), "--dims",  # noqa: E731
+                                        str(width), image, result], capture_output=True, text=True)
+    image.write_bytes(rand(1, 2, 6, 2).tobytes())
+    refused = run(2)
+    assert refused.returncode == 3 and "run_dims returned status 4" in refused.stderr and not result.exists()
+    image.write_bytes(rand(1, 2, 6, 41).tobytes())  # more than the largest input: the driver refuses the file
+    assert run(41).returncode == 2 and not result.exists()
+    np.savez(tmp_path / "wide.npz", x=rand(1, 2, 6, 41))
+    proc = subprocess.run([sys.executable, "-m", "mlcc", "run", str(out), "--inputs", str(tmp_path / "wide.npz")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("error: ") and "W must be within 3..40" in proc.stderr
