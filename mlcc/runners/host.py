@@ -36,8 +36,8 @@ class HostModel(LoadedModel):
         self.pool = self.parallel = None
 
     def use_threads(self, threads: int) -> None:
-        """Run through NAME_run_parallel on the runtime's thread pool of `threads` threads (this one and
-        threads - 1 workers); 1 goes back to NAME_run_v."""
+        """Run through NAME_run_parallel (NAME_run_dims_parallel with run-time dimensions) on the runtime's
+        thread pool of `threads` threads (this one and threads - 1 workers); 1 goes back to NAME_run_v."""
         if threads < 1:
             raise RunError(f"threads {threads}: must be 1 or more")
         self.close()
@@ -49,9 +49,15 @@ class HostModel(LoadedModel):
             ffi.cdef(_PARALLEL_CDEF + f"int {name}_run_parallel(const void *const *inputs, void *const *outputs, "
                      "void *arena, const mlcc_parallel *parallel);")
             self._parallel_declared = True
+        if self.report.get("dims") and not hasattr(self, "_dims_parallel_declared"):
+            ffi.cdef(f"int {name}_run_dims_parallel(const size_t *dims, const void *const *inputs, void *const *outputs, "
+                     "size_t *output_shapes, void *arena, const mlcc_parallel *parallel);")
+            self._dims_parallel_declared = True
         try:
             create = self.lib.mlcc_threadpool_create
             self.parallel_entry = getattr(self.lib, f"{name}_run_parallel")
+            if self.report.get("dims"):
+                self.parallel_dims_entry = getattr(self.lib, f"{name}_run_dims_parallel")
         except AttributeError:
             raise RunError(f"{self.out_dir} has no thread pool or {name}_run_parallel: rebuild it with this mlcc "
                            f"for a target with a thread_pool") from None
@@ -83,8 +89,11 @@ class HostModel(LoadedModel):
         in_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in inputs] or [ffi.NULL])
         out_ptrs = ffi.new("void *[]", [ffi.cast("void *", a.ctypes.data) for a in outputs])
         shapes = ffi.new("size_t[]", max(1, sum(len(o["shape"]) for o in self.outputs)))
-        status = self.entry_dims(ffi.new("size_t[]", sizes), in_ptrs, out_ptrs, shapes,
-                                 ffi.cast("void *", self.arena.ctypes.data))
+        arena = ffi.cast("void *", self.arena.ctypes.data)
+        if self.parallel is not None:
+            status = self.parallel_dims_entry(ffi.new("size_t[]", sizes), in_ptrs, out_ptrs, shapes, arena, self.parallel)
+        else:
+            status = self.entry_dims(ffi.new("size_t[]", sizes), in_ptrs, out_ptrs, shapes, arena)
         return status, list(shapes)
 
 

@@ -230,3 +230,31 @@ def test_wasm_threads_in_chromium(wasm_threads_builds):
             assert np.array_equal(logits, single[0]), f"isolated={isolated}: differs from one thread in node"
     finally:
         browser.close()
+
+
+def test_run_time_sizes_in_parallel(tmp_path):
+    """NAME_run_dims_parallel: a convolution stack over a run-time height and width (a strided one on im2col,
+    a Winograd one with its residual fused), one build, gives at each size on 2 threads the bits of
+    NAME_run_dims and matches onnxruntime."""
+    n = helper.make_node
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((rng.standard_normal(s) * 0.2).astype(np.float32), name)
+             for name, s in (("w1", (32, 3, 3, 3)), ("w2", (32, 32, 3, 3)))]
+    nodes = [n("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]), n("Relu", ["c1"], ["r1"]),
+             n("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]), n("Add", ["c2", "r1"], ["y"])]
+    graph = helper.make_graph(nodes, "dims", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    out_dir, _ = build(tmp_path / "model.onnx", BuildOptions(target="host", out_dir=tmp_path / "out",
+                                                             dims={"H": (16, 96), "W": (16, 96)}))
+    loaded = runners.load(out_dir)
+    for size in ((17, 96), (64, 40)):
+        feeds = {"x": rand(1, 3, *size, seed=size[0])}
+        loaded.use_threads(1)
+        single = loaded.run(feeds)["y"]
+        expected, _ = reference_outputs(model, feeds, ["y"])
+        assert compare(single, expected["y"], 1e-4, 1e-4).ok
+        loaded.use_threads(2)
+        assert np.array_equal(loaded.run(feeds)["y"], single), f"2 threads differ at {size}"
+    loaded.close()
