@@ -78,7 +78,10 @@ static void *worker(void *pool_)
         const uint64_t until = now_ns() + SPIN_NS;
         for (unsigned spins = 1; GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop); ++spins) {
             CPU_RELAX();
-            if (spins % 64u == 0 && now_ns() > until) break;
+            if (spins % 64u != 0) continue;
+            if (now_ns() > until) break;
+            /* a thread waiting for this core (the caller itself, woken onto it on a busy machine) runs first */
+            sched_yield();
         }
         if (GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop)) {
             pthread_mutex_lock(&pool->lock);
