@@ -126,11 +126,13 @@ def lower_pool(node: Node, ctx, kernel: str, count_include_pad: bool | None = No
     run_time = any(is_variable(v) for _, values in g.fields() for v in values)
     if is_channels_last(node):
         x = node.inputs[0]
-        ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(f"{kernel}_nhwc"),
+        parallel = ctx.parallel()  # output rows cut into tasks for NAME_run_parallel
+        ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(f"{kernel}_nhwc_parallel" if parallel else f"{kernel}_nhwc"),
+                 parallel=parallel,
                  planes=f"{cexpr.literal(x.shape[0])}, {cexpr.literal(x.shape[-1])}", run_time=run_time,
                  fields=fields, count_include_pad=count_include_pad, x=ctx.ptr(x), y=ctx.ptr(node.outputs[0]))
         return
-    ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(kernel), planes=cexpr.literal(g.planes), fields=fields,
+    ctx.emit("ops/pool.c.j2", kernel=ctx.kernel(kernel), parallel=None, planes=cexpr.literal(g.planes), fields=fields,
              count_include_pad=count_include_pad, run_time=run_time, x=ctx.ptr(node.inputs[0]), y=ctx.ptr(node.outputs[0]))
 
 

@@ -1,8 +1,8 @@
 """NAME_run_parallel on the runtime's thread pool (mlcc/threadpool.h): the large steps are cut into tasks,
 and every output is bit-identical for 1, 2 and 3 threads (1 is NAME_run_v) and matches onnxruntime. The
 models route each kernel that splits through a step large enough to split: a direct stem, pointwise,
-Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals, a GEMV and a
-tall product, and attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
+Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals, max and
+average pooling, a GEMV and a tall product, and attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
 
 from __future__ import annotations
 
@@ -55,6 +55,9 @@ def _conv_net() -> onnx.ModelProto:
     x = conv(x, 32, 48, 1, name="expand")                                 # pointwise
     x = conv(x, 48, 48, 3, residual=x, name="winograd")                   # Winograd, residual fused
     x = conv(x, 48, 48, 3, group=48, name="depthwise")                    # depthwise
+    for pool in ("MaxPool", "AveragePool"):                               # pools: rows, borders in the pads
+        nodes.append(helper.make_node(pool, [x], [f"{pool}_y"], name=pool, kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        x = f"{pool}_y"
     x = conv(x, 48, 64, 3, stride=2, name="down")                         # im2col
     x = conv(x, 64, 64, 1, group=4, residual=x, name="grouped")           # grouped direct, residual fused
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))

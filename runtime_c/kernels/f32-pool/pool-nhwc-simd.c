@@ -133,8 +133,10 @@ static FORCE_INLINE void pixel_vector(int is_max, const mlcc_pool_geometry *g, c
 }
 #endif
 
-static FORCE_INLINE void pool_nhwc(int is_max, size_t images, size_t channels, const mlcc_pool_geometry *g,
-                                   bool count_include_pad, const float *x, float *MLCC_RESTRICT y)
+/* Output rows [row0, row1) of every image together (row n * out[0] * out[1] + o0 * out[1] + o1). */
+static FORCE_INLINE void pool_nhwc(int is_max, size_t channels, const mlcc_pool_geometry *g,
+                                   bool count_include_pad, const float *x, float *MLCC_RESTRICT y, size_t row0,
+                                   size_t row1)
 {
     const size_t in_image = (size_t)(g->in[0] * g->in[1] * g->in[2]) * channels;
     /* the divisor counts the taps inside [lo, hi) per dim: the input, or the input and its pads */
@@ -145,13 +147,17 @@ static FORCE_INLINE void pool_nhwc(int is_max, size_t images, size_t channels, c
     }
     struct window win;
     ptrdiff_t unused_lo, unused_hi, counted[3];  /* taps counted by the divisor per dim */
-    for (size_t n = 0; n < images; ++n) {
+    const size_t rows = (size_t)(g->out[0] * g->out[1]);
+    y += row0 * (size_t)g->out[2] * channels;
+    for (size_t row = row0; row < row1; ++row) {
+        const size_t n = row / rows;
+        const ptrdiff_t o0 = (ptrdiff_t)(row % rows) / g->out[1], o1 = (ptrdiff_t)(row % rows) % g->out[1];
         win.x = x + n * in_image;
-        for (ptrdiff_t o0 = 0; o0 < g->out[0]; ++o0) {
+        {
             win.start[0] = o0 * g->stride[0] - g->pad_begin[0];
             taps_between(g, 0, o0, 0, g->in[0], &win.k_lo[0], &win.k_hi[0]);
             counted[0] = taps_between(g, 0, o0, lo[0], hi[0], &unused_lo, &unused_hi);
-            for (ptrdiff_t o1 = 0; o1 < g->out[1]; ++o1) {
+            {
                 win.start[1] = o1 * g->stride[1] - g->pad_begin[1];
                 taps_between(g, 1, o1, 0, g->in[1], &win.k_lo[1], &win.k_hi[1]);
                 counted[1] = taps_between(g, 1, o1, lo[1], hi[1], &unused_lo, &unused_hi);
@@ -180,13 +186,24 @@ static FORCE_INLINE void pool_nhwc(int is_max, size_t images, size_t channels, c
 void MLCC_ISA_NAME(mlcc_f32_pool_max_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
                                            const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
-    pool_nhwc(1, images, channels, geometry, false, x, y);
+    pool_nhwc(1, channels, geometry, false, x, y, 0u, images * (size_t)(geometry->out[0] * geometry->out[1]));
 }
 
 void MLCC_ISA_NAME(mlcc_f32_pool_avg_nhwc)(size_t images, size_t channels, const mlcc_pool_geometry *geometry,
                                            bool count_include_pad, const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y)
 {
-    pool_nhwc(0, images, channels, geometry, count_include_pad, x, y);
+    pool_nhwc(0, channels, geometry, count_include_pad, x, y, 0u,
+              images * (size_t)(geometry->out[0] * geometry->out[1]));
+}
+
+void MLCC_ISA_NAME(mlcc_f32_pool_nhwc_rows)(bool is_max, size_t channels, const mlcc_pool_geometry *geometry,
+                                            bool count_include_pad, const float *x, float *MLCC_RESTRICT y,
+                                            size_t row0, size_t row1)
+{
+    if (is_max)
+        pool_nhwc(1, channels, geometry, false, x, y, row0, row1);
+    else
+        pool_nhwc(0, channels, geometry, count_include_pad, x, y, row0, row1);
 }
 
 #if MLCC_HAVE_F32V

@@ -2,6 +2,7 @@
 #ifndef MLCC_KERNELS_F32_POOL_H
 #define MLCC_KERNELS_F32_POOL_H
 
+#include "mlcc/parallel.h"
 #include "mlcc/runtime.h"
 
 /* A pooling window over one (n, c) plane of up to three spatial dims, outermost first (d, h, w); lower
@@ -52,5 +53,21 @@ void MLCC_ISA_NAME(mlcc_f32_pool_global_max_nhwc)(size_t images, size_t pixels, 
                                                   const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 void MLCC_ISA_NAME(mlcc_f32_pool_global_avg_nhwc)(size_t images, size_t pixels, size_t channels,
                                                   const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
+
+/* Output rows [row0, row1) of the windowed forms above (max, or average with count_include_pad), the rows of
+ * every image numbered together (n * out[0] * out[1] + o0 * out[1] + o1), each pixel computed as the whole
+ * call computes it. */
+void MLCC_ISA_NAME(mlcc_f32_pool_nhwc_rows)(bool is_max, size_t channels, const mlcc_pool_geometry *geometry,
+                                            bool count_include_pad, const float *x, float *MLCC_RESTRICT y,
+                                            size_t row0, size_t row1);
+
+/* The windowed forms with their output rows cut into tasks for the caller's parallel-for (mlcc/parallel.h)
+ * when large: every pixel is computed as the single-threaded kernel computes it. */
+void MLCC_ISA_NAME(mlcc_f32_pool_max_nhwc_parallel)(const mlcc_parallel *parallel, size_t images, size_t channels,
+                                                    const mlcc_pool_geometry *geometry, const float *MLCC_RESTRICT x,
+                                                    float *MLCC_RESTRICT y);
+void MLCC_ISA_NAME(mlcc_f32_pool_avg_nhwc_parallel)(const mlcc_parallel *parallel, size_t images, size_t channels,
+                                                    const mlcc_pool_geometry *geometry, bool count_include_pad,
+                                                    const float *MLCC_RESTRICT x, float *MLCC_RESTRICT y);
 
 #endif /* MLCC_KERNELS_F32_POOL_H */

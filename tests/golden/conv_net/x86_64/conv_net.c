@@ -131,7 +131,7 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__avx2(1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
+        mlcc_f32_pool_max_nhwc_parallel__avx2(parallel, 1u, 8u, &geometry, t_r1_nhwc, t_p1_nhwc);
     }
     MLCC_PROFILE_END(2);
 
@@ -177,7 +177,7 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
             .pad_begin = { 0, 0, 0 },
             .pad_end = { 0, 0, 0 },
         };
-        mlcc_f32_pool_max_nhwc__avx2(1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
+        mlcc_f32_pool_max_nhwc_parallel__avx2(parallel, 1u, 16u, &geometry, t_r2_nhwc, t_p2_nhwc);
     }
     MLCC_PROFILE_END(4);
 
