@@ -108,5 +108,35 @@ static inline void accumulate_row(mlcc_f32v acc[4][NR / 4], size_t kc, const flo
 }
 #define ACCUMULATE_ROW accumulate_row
 
+/* acc[q] += a[p] * w[q * w_panel + p * NR ..] over kc steps for `count` panels (a literal once inlined), A's
+ * row in place: accumulate_panels two steps of k a pass, A's two elements one 8-byte load and two lane
+ * shuffles instead of two splats (3 instructions each in Cranelift), and no multiply by A's stride; each
+ * column still summed in the order p = 0, 1, 2, ... (outputs bit-identical). */
+static inline void accumulate_panels_in_place(mlcc_f32v acc[MLCC_F32_GEMM_ROW_PANELS][NR / 4], size_t count,
+                                              size_t kc, const float *a, const float *MLCC_RESTRICT w,
+                                              size_t w_panel)
+{
+    size_t p = 0;
+    for (; p + 2 <= kc; p += 2) {
+        const float *ap = a + p, *wp = w + p * NR;
+        __asm__("" : "+r"(ap), "+r"(wp));  /* constant offsets folded into the loads (see accumulate_broadcast) */
+        const v128_t pair = wasm_v128_load64_zero(ap);
+        const v128_t a0 = wasm_i32x4_shuffle(pair, pair, 0, 0, 0, 0), a1 = wasm_i32x4_shuffle(pair, pair, 1, 1, 1, 1);
+        for (size_t q = 0; q < count; ++q)
+            for (size_t j = 0; j < NR / 4; ++j) {
+                const float *wq = wp + q * w_panel + j * 4;
+                acc[q][j] = mlcc_f32v_fma(acc[q][j], a0, wasm_v128_load(wq));
+                acc[q][j] = mlcc_f32v_fma(acc[q][j], a1, wasm_v128_load(wq + NR));
+            }
+    }
+    for (; p < kc; ++p) {
+        const v128_t ap = wasm_v128_load32_splat(a + p);
+        for (size_t q = 0; q < count; ++q)
+            for (size_t j = 0; j < NR / 4; ++j)
+                acc[q][j] = mlcc_f32v_fma(acc[q][j], ap, wasm_v128_load(w + q * w_panel + p * NR + j * 4));
+    }
+}
+#define ACCUMULATE_PANELS accumulate_panels_in_place
+
 #include "ukernel-simd.h"
 #endif

@@ -9,7 +9,8 @@
  * then asks the driver to pack row-major A too; and ACCUMULATE_BROADCAST(acc, kc, a, w), its loop over a
  * micro-panel holding each element in all 4 of a vector's lanes, which the driver then packs on wide products;
  * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over one panel and a row of A in place (k 1 apart)
- * into acc[4][NV]; and ROW_PANELS_AT_ONCE 2, where four panels' accumulators and loads of B outnumber the
+ * into acc[4][NV]; ACCUMULATE_PANELS(acc, count, kc, a, w, w_panel), the loop of accumulate_panels over a row
+ * of A in place (k 1 apart), summing each column in the same order; and ROW_PANELS_AT_ONCE 2, where four panels' accumulators and loads of B outnumber the
  * registers, so the row kernel streams four panels as two passes of two (the same sums, in the same order).
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
@@ -286,6 +287,11 @@ static MLCC_F32_GEMM_INLINE void row_panels(size_t count, size_t nr, size_t kc, 
     mlcc_f32v acc[PANELS][NV];
     for (size_t q = 0; q < count; ++q)
         for (size_t j = 0; j < NV; ++j) acc[q][j] = mlcc_f32v_zero();
+#if defined(ACCUMULATE_PANELS)
+    if (a_cs == 1) {
+        ACCUMULATE_PANELS(acc, count, kc, a, w, w_panel);
+    } else
+#endif
     accumulate_panels(acc, count, kc, a, a_cs, w, w_panel);
     for (size_t q = 0; q < count; ++q)
         finish_tile(acc[q], 1, 1, MLCC_MIN(NR, nr - q * NR), c + q * NR, NR, init == NULL ? NULL : init + q * NR,
