@@ -55,6 +55,7 @@ def _make(op_type: str, row: Row) -> type[Op]:
         attrs = {"axis": None}  # its default depends on the opset
         role = ROLES.get(op_type)
         vector_families = ("f32-softmax",)
+        quantized_form = "softmax" if op_type == "Softmax" else None  # a QuantizedSoftmax between DQ and Q
         variable_extents = True  # the kernels take their sizes at run time; scratch for the largest
 
         def lower(self, node: Node, ctx) -> None:

@@ -19,12 +19,14 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
 - an elementwise op of one 8-bit tensor and constant scalars ("lookup": Sigmoid, Tanh, HardSwish, LeakyRelu,
   ..., and Add / Mul of a scalar): QuantizedLookup, a 256-entry table made by evaluating the island at build
   time on every input code;
-- AveragePool and GlobalAveragePool ("average"): QuantizedAveragePool (int32 window sums, requantized).
+- AveragePool and GlobalAveragePool ("average"): QuantizedAveragePool (int32 window sums, requantized);
+- Softmax along contiguous rows ("softmax"): QuantizedSoftmax (exponentials from a table by each code's distance
+  from the row's largest, summed and divided in float32 per row: no float tensor in the arena).
 
 The island's DequantizeLinear nodes lose their readers and go with dead code, so a Q -> DQ pair between two
 integer ops leaves only the 8-bit tensor. An op with no integer form keeps its DQ -> op -> Q and so
 dequantizes around itself only; the pass names each such op of a quantized model and why it stayed in float
-(as it does every computing op that reads a DequantizeLinear and has no integer form: Softmax),
+(as it does every computing op that reads a DequantizeLinear and has no integer form: LogSoftmax, Resize),
 and report.json's slow path (mlcc/slow_path.py) lists them with their share of the model's FLOPs as built.
 Runs first: it needs the weights' DequantizeLinear nodes before folding.
 Ops say what they are (Op.quantization, Op.quantized_form, Op.fused_activation); no op names here.
@@ -48,7 +50,9 @@ from ..ops.quantized_conv import QuantizedConv
 from ..ops.quantized_lookup import QuantizedLookup
 from ..ops.quantized_mat_mul import QuantizedMatMul
 from ..ops.quantized_mul import QuantizedMul
+from ..ops.quantized_softmax import QuantizedSoftmax
 from ..ops.requantize import Requantize
+from ..ops.softmax import softmax_view
 from ._rewrite import Rewriter
 
 EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
@@ -467,6 +471,34 @@ def _lookup(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     return Node(QuantizedLookup.op_type, node.name, [x_q, constant], [y_q], {}, QuantizedLookup.domain, 1), after
 
 
+def _softmax(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(x) -> Softmax -> Q along contiguous rows, x 8-bit per tensor: a QuantizedSoftmax (a table of
+    exponentials by the distance from the row's largest code)."""
+    x = _dequantized(m, node.inputs[0])
+    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+        return "input not dequantized 8-bit per tensor"
+    try:
+        outer, n, inner = softmax_view(node)
+    except MlccError:
+        return "axis out of range"
+    if inner != 1:
+        return "not along the last axis"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None or tail[1] is not None:
+        return "output not quantized per tensor (alone)"
+    after, _, y = tail
+    y_q = after[-1].outputs[0]
+    distances = np.arange(256, dtype=np.float32)
+    table = np.exp(-(distances * np.float32(x.scale[0])).astype(np.float32)).astype(np.float32)
+    constant = Value(m.fresh(f"{node.name}_exp"), np.dtype(np.float32), (256,))
+    constant.data = table
+    info = np.iinfo(y_q.dtype)
+    attrs = {"rows": int(outer), "n": int(n), "y_scale": float(np.float32(y.scale[0])), "y_zero": int(y.zero[0]),
+             "y_min": int(info.min), "y_max": int(info.max)}
+    return Node(QuantizedSoftmax.op_type, node.name, [x.node.inputs[0], constant], [y_q], attrs,
+                QuantizedSoftmax.domain, 1), after
+
+
 def _reads_dequantized(m: Rewriter, node: Node) -> bool:
     """Does the node read a DequantizeLinear's output (it computes in float inside a quantized model)?"""
     return any(v is not None and _op(m.producers.get(id(v))) is not None
@@ -503,6 +535,8 @@ def run(graph: Graph) -> dict:
             found = _lookup(m, node)  # of one 8-bit tensor and a constant scalar: a table; else on both
             if isinstance(found, str):
                 found = (_add if op.quantized_form == "add" else _mul)(m, node)
+        elif op.quantized_form == "softmax":
+            found = _softmax(m, node)
         elif op.quantized_form == "average":
             found = _average(m, node)
         elif op.quantized_form == "lookup":

@@ -331,3 +331,21 @@ def test_flatten_island_runs_on_the_integers(y_scale, made):
     assert report["by_op"] == made and report["left_in_float"] == []
     flatten = next(n for n in graph.nodes if n.op_type == "Flatten")
     assert flatten.inputs[0].dtype == flatten.outputs[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_softmax_numbers(dtype, target, tmp_path):
+    """Rows of 37 codes -> QuantizedSoftmax (no float tensor left), against onnxruntime's float Softmax between
+    DQ and Q: bit-exact here, at most one step where a rounding sits at .5 within an ulp."""
+    shift = 128 if dtype == np.int8 else 0
+    inits = {"xs": np.float32(0.07), "xz": dtype(130 - shift), "ys": np.float32(1 / 256), "yz": dtype(0 - shift)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("Softmax", ["xf"], ["p"], axis=-1, name="softmax"),
+             helper.make_node("QuantizeLinear", ["p", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 3, 37])
+    model = make(nodes, [io("x")], [io("y")], [numpy_helper.from_array(a, n) for n, a in inits.items()])
+    graph = imported(model)
+    assert run_pass(graph, "lower_quantized_islands")["by_op"] == {"QuantizedSoftmax": 1}
+    check_model(model, {"x": rand(2, 3, 37, seed=12) * 3}, target, tmp_path, rtol=0, atol=1 / 256 + 1e-6)
