@@ -29,21 +29,26 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     /* patch rows padded with zero bytes to whole 4-byte quads: they meet the panels' zero padding, and the
      * kernels run no tail (a first layer's k of 27 becomes 28) */
     const size_t ldp = (k + 3) & ~(size_t)3;
+    size_t oh = 0, ow = 0;  /* the block's first pixel */
     for (size_t first = 0; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
         for (size_t r = 0; r < count; ++r) {
-            const size_t oh = (first + r) / g->out_w, ow = (first + r) % g->out_w;
             /* left of the padding wraps around to a huge size_t: one test covers both sides */
-            const size_t iw0 = ow * g->stride_w - g->pad_left, iw_last = iw0 + (g->kernel_w - 1) * g->dilation_w;
-            const bool whole = g->dilation_w == 1 && iw0 < g->in_w && iw_last < g->in_w;  /* the kw taps are one run */
+            const size_t iw0 = ow * g->stride_w - g->pad_left;
+            /* without dilation, the kw taps inside the image are one run: kw_lo .. kw_hi */
+            const size_t kw_lo = iw0 < g->in_w ? 0 : MLCC_MIN(g->kernel_w, g->pad_left - ow * g->stride_w);
+            const size_t kw_hi = iw0 < g->in_w ? MLCC_MIN(g->kernel_w, g->in_w - iw0)
+                                               : MLCC_MIN(g->kernel_w, kw_lo + g->in_w);
             uint8_t *row = patches + r * ldp;
             for (size_t p = k; p < ldp; ++p) row[p] = 0;
             for (size_t kh = 0; kh < g->kernel_h; ++kh, row += span) {
                 const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
                 if (ih >= g->in_h) {
                     fill_run(row, x_zero, span);
-                } else if (whole) {
-                    copy_run(row, x + (ih * g->in_w + iw0) * channels, span);
+                } else if (g->dilation_w == 1) {
+                    fill_run(row, x_zero, kw_lo * channels);
+                    copy_run(row + kw_lo * channels, x + (ih * g->in_w + iw0 + kw_lo) * channels, (kw_hi - kw_lo) * channels);
+                    fill_run(row + kw_hi * channels, x_zero, (g->kernel_w - kw_hi) * channels);
                 } else {
                     for (size_t kw = 0; kw < g->kernel_w; ++kw) {
                         const size_t iw = iw0 + kw * g->dilation_w;
@@ -54,6 +59,10 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
                         }
                     }
                 }
+            }
+            if (++ow == g->out_w) {
+                ow = 0;
+                ++oh;
             }
         }
         gemm(count, n, ldp, patches, ldp, a_flip, packed, y + first * n, n, rq);
