@@ -345,3 +345,27 @@ def test_softmax_numbers(target, tmp_path, dtype=np.uint8):
     graph = imported(model)
     assert run_pass(graph, "lower_quantized_islands")["by_op"] == {"QuantizedSoftmax": 1}
     check_model(model, {"x": rand(2, 3, 37, seed=12) * 3}, target, tmp_path, rtol=0, atol=1 / 256 + 1e-6)
+
+
+@pytest.mark.parametrize("op_type,made", [("QLinearGlobalAveragePool", "QuantizedAveragePool"),
+                                          ("QLinearAveragePool", "QuantizedAveragePool"),
+                                          ("QLinearSigmoid", "QuantizedLookup"), ("QLinearLeakyRelu", "QuantizedLookup"),
+                                          ("QLinearSoftmax", "QuantizedSoftmax"), ("QLinearMul", "QuantizedMul"),
+                                          ("QLinearAdd", "QuantizedAdd")])
+def test_qoperator_ops_take_the_integer_forms(op_type, made):
+    """com.microsoft's QLinear ops import as DQ -> op -> Q islands and so become the same integer ops (their
+    numbers against onnxruntime's own kernels: tests/quantized)."""
+    from tests.quantized.test_qoperator_nodes import _model
+
+    x, b = np.zeros((1, 4, 5, 5), np.uint8), np.zeros((1, 4, 1, 1), np.uint8)
+    binary = op_type in ("QLinearMul", "QLinearAdd")
+    inputs = {"x": x.reshape(4, 25) if op_type == "QLinearSoftmax" else x, **({"b": b} if binary else {})}
+    order = ["x", "xs", "xz", *(["b", "bs", "bz"] if binary else []), "ys", "yz"]
+    attrs = {"QLinearSoftmax": {"axis": -1, "opset": 13}, "QLinearLeakyRelu": {"alpha": 0.1},
+             "QLinearAveragePool": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}}.get(op_type, {})
+    shape = {"QLinearGlobalAveragePool": (1, 4, 1, 1), "QLinearSoftmax": (4, 25)}.get(op_type, (1, 4, 5, 5))
+    inits = {"xs": np.float32(0.05), "xz": np.uint8(128), "ys": np.float32(0.04), "yz": np.uint8(120),
+             **({"bs": np.float32(0.03), "bz": np.uint8(100)} if binary else {})}
+    graph = imported(_model(op_type, inputs, inits, {**attrs, "_order": order}, (np.uint8, shape)))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {made: 1} and report["left_in_float"] == []
