@@ -271,6 +271,7 @@ class Conv(Op):
         if _is_pointwise(geo):
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((cexpr.index("group", groups), group_out)))
+                values["epilogue_group0"] = epilogue.fields(ctx)  # the grouped parallel form advances it
             ctx.emit("ops/conv_nhwc.c.j2", mode="pointwise", rows=images * pixels, parallel=ctx.parallel(), **values)
             return
         # chunks for the largest image (the last chunk of each is clipped at run time)

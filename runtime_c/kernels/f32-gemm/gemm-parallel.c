@@ -72,3 +72,63 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
     }
     mlcc_parallel_ranges(parallel, MLCC_MIN(tasks, g.units), g.units, gemm_range, &g);
 }
+
+struct gemm_groups_job {
+    struct gemm_job product;  /* group 0's, its rows in units of product.row_unit */
+    size_t groups, a_group, b_group, c_group, bias_group, residual_group;
+};
+
+static void gemm_groups_range(void *job_, size_t begin, size_t end)
+{
+    const struct gemm_groups_job *job = (const struct gemm_groups_job *)job_;
+    for (size_t group = 0; group < job->groups; ++group) {
+        struct gemm_job g = job->product;
+        struct mlcc_f32_epilogue e;
+        g.a += group * job->a_group;
+        g.packed_b += group * job->b_group;
+        g.c += group * job->c_group;
+        if (g.bias != NULL) g.bias += group * job->bias_group;
+        if (g.epilogue != NULL && g.epilogue->residual != NULL) {
+            e = *g.epilogue;
+            e.residual += group * job->residual_group;
+            g.epilogue = &e;
+        }
+        gemm_range(&g, begin, end);
+    }
+}
+
+void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups, size_t a_group, size_t b_group,
+                                   size_t c_group, size_t bias_group, size_t residual_group,
+                                   const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                                   const float *a, size_t a_rs, size_t a_cs,
+                                   const float *packed_b,
+                                   float *c, size_t ldc, float alpha,
+                                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                                   const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t mr = config->mr, row_tiles = (m + mr - 1) / mr;
+    const size_t tasks = mlcc_parallel_tasks(parallel, row_tiles, (float)groups * (float)m * (float)n * (float)k);
+    struct gemm_groups_job job = {{config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs,
+                                   beta, epilogue, mr, 0, row_tiles, 0},
+                                  groups, a_group, b_group, c_group, bias_group, residual_group};
+    if (tasks < 2 || k == 0 || m * 2 <= mr) {  /* whole products (a short one splits its own columns) */
+        for (size_t group = 0; group < groups; ++group) {
+            struct mlcc_f32_epilogue e;
+            const struct mlcc_f32_epilogue *ep = epilogue;
+            if (ep != NULL && ep->residual != NULL) {
+                e = *ep;
+                e.residual += group * residual_group;
+                ep = &e;
+            }
+            mlcc_f32_gemm_parallel(parallel, config, m, n, k, a + group * a_group, a_rs, a_cs,
+                                   packed_b + group * b_group, c + group * c_group, ldc, alpha,
+                                   bias == NULL ? NULL : bias + group * bias_group, bias_rs, bias_cs, beta, ep);
+        }
+        return;
+    }
+    /* ranges of row tiles, whole mc blocks where every task gets one, as mlcc_f32_gemm_parallel's tall split */
+    const size_t mc = MLCC_MAX(mr, config->mc / mr * mr);
+    job.product.row_unit = mc * tasks <= m ? mc : mr;
+    job.product.units = (m + job.product.row_unit - 1) / job.product.row_unit;
+    mlcc_parallel_ranges(parallel, MLCC_MIN(tasks, job.product.units), job.product.units, gemm_groups_range, &job);
+}

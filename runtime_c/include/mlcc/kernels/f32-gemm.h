@@ -121,6 +121,19 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
                             const float *bias, size_t bias_rs, size_t bias_cs, float beta,
                             const struct mlcc_f32_epilogue *epilogue);
 
+/* `groups` products of the same shape (a grouped convolution's), product g's A, packed B, C, bias and the
+ * epilogue's residual advanced by g times a_group, b_group, c_group, bias_group and residual_group floats: its
+ * rows cut into tasks for the caller's parallel-for when large, each task taking its rows in every product
+ * (one hand-off for all of them, whole rows of C per thread). Bit-identical to mlcc_f32_gemm per product. */
+void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups, size_t a_group, size_t b_group,
+                                   size_t c_group, size_t bias_group, size_t residual_group,
+                                   const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
+                                   const float *a, size_t a_rs, size_t a_cs,
+                                   const float *packed_b,
+                                   float *c, size_t ldc, float alpha,
+                                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
+                                   const struct mlcc_f32_epilogue *epilogue);
+
 /* Rows [i0, i1) and columns [j0, j1) of the m x n product mlcc_f32_gemm computes (i0 a multiple of the
  * variant's mr, j0 of its nr), summed exactly as the whole product sums them: for a task that owns that part
  * of C. */
