@@ -181,7 +181,9 @@ def build(model_path: str | Path, options: BuildOptions) -> tuple[Path, dict]:
             exports = [f"{compiled.name}_run_v", f"{compiled.name}_run"]
             exports += [f"{compiled.name}_run_dims"] if compiled.variables else []
             threaded_wasm = compiled.target.is_wasm and compiled.target.thread_pool
-            exports += [f"{compiled.name}_run_parallel"] if threaded_wasm else []
+            if threaded_wasm:
+                exports += [f"{compiled.name}_run_parallel"]
+                exports += [f"{compiled.name}_run_dims_parallel"] if compiled.variables else []
             heap = jsmodule.heap_bytes(compiled.graph, compiled.plan.arena_bytes, compiled.variables) if threaded_wasm else 0
             artifacts = toolchain.build_artifacts(compiled.target, staging, compiled.name,
                                                   compiled.program.kernel_families, exports,

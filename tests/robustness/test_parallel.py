@@ -261,3 +261,27 @@ def test_run_time_sizes_in_parallel(tmp_path):
         loaded.use_threads(2)
         assert np.array_equal(loaded.run(feeds)["y"], single), f"2 threads differ at {size}"
     loaded.close()
+
+
+@needs_node
+def test_wasm_threads_run_time_sizes(tmp_path):
+    """A wasm32-threads build with a run-time dimension runs NAME_run_dims_parallel on the workers: the
+    same bits as one thread at a size that splits (64 rows) and one that does not (7)."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((256, 256)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "rows",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["seq", 256])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "rows.onnx"))
+    out_dir, _ = build(tmp_path / "rows.onnx", BuildOptions(target="wasm32-threads", out_dir=tmp_path / "out",
+                                                            dims={"seq": (1, 64)}))
+    loaded = runners.load(out_dir)
+    feeds = [{"x": rand(seq, 256, seed=seq)} for seq in (7, 64)]
+    single = [loaded.run(f)["y"] for f in feeds]
+    np.testing.assert_allclose(single[1], feeds[1]["x"] @ numpy_helper.to_array(w), rtol=1e-4, atol=1e-4)
+    loaded.use_threads(2)
+    for f, expected in zip(feeds, single):
+        got = loaded.run(f)["y"]
+        assert np.array_equal(got, expected), f"seq {len(got)}: 2 threads differ from 1 by {np.abs(got - expected).max():.3g}"
