@@ -59,6 +59,92 @@ static void interleaved(const int32_t *values, size_t count, int32_t fill, int32
     }
 }
 
+/* One input column of a 3x3 window, 32 channels: rows 0 and 1 paired, row 2 paired with zero, as vpmaddwd /
+ * vpdpwssd take them (lo: words 0-3 of each 128-bit lane, hi: 4-7) */
+struct column {
+    __m512i top_lo, top_hi, bottom_lo, bottom_hi;
+};
+
+static inline __m512i load_x(const uint8_t *p, __mmask32 valid, __m256i flip) {
+    return _mm512_cvtepi8_epi16(_mm256_xor_si256(_mm256_maskz_loadu_epi8(valid, p), flip));
+}
+
+/* column iw of the three rows (NULL: a row in the padding), channels c .. c + 31 */
+static inline struct column column_of(const uint8_t *const rows[3], size_t iw, size_t in_w, size_t channels, size_t c,
+                                      __mmask32 valid, __m256i flip, __m512i zeros) {
+    __m512i v[3];
+    for (size_t r = 0; r < 3; ++r) v[r] = rows[r] != NULL && iw < in_w ? load_x(rows[r] + iw * channels + c, valid, flip) : zeros;
+    const struct column col = {_mm512_unpacklo_epi16(v[0], v[1]), _mm512_unpackhi_epi16(v[0], v[1]),
+                               _mm512_unpacklo_epi16(v[2], _mm512_setzero_si512()), _mm512_unpackhi_epi16(v[2], _mm512_setzero_si512())};
+    return col;
+}
+
+/* A 3x3 depthwise convolution with stride and dilation 1: each input column is widened and paired once for
+ * the three output pixels that read it (a window slides along the row), where the general loop widens every
+ * tap of every pixel: 12 multiply-adds a pixel and a block instead of 10 loads, widenings and pairings too */
+static void dwconv3x3(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                      const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    const size_t channels = g->channels;
+    const __m256i flip = _mm256_set1_epi8((char)a_flip);
+    const __m512i zeros = _mm512_set1_epi16((int16_t)(int8_t)(x_zero ^ a_flip));
+    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
+    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
+    for (size_t c = 0; c < channels; c += 32) {
+        const size_t count = MLCC_MIN(32, channels - c);
+        const __mmask32 valid = (__mmask32)(count == 32 ? 0xFFFFFFFFu : (1u << count) - 1u);
+        struct column weights[3];  /* per kw, the taps of rows 0 and 1 paired, row 2's with zero */
+        for (size_t kw = 0; kw < 3; ++kw) {
+            const __m512i w0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + kw * channels + c));
+            const __m512i w1 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + (3 + kw) * channels + c));
+            const __m512i w2 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(valid, w + (6 + kw) * channels + c));
+            weights[kw].top_lo = _mm512_unpacklo_epi16(w0, w1);
+            weights[kw].top_hi = _mm512_unpackhi_epi16(w0, w1);
+            weights[kw].bottom_lo = _mm512_unpacklo_epi16(w2, _mm512_setzero_si512());
+            weights[kw].bottom_hi = _mm512_unpackhi_epi16(w2, _mm512_setzero_si512());
+        }
+        int32_t lo[16], hi[16], shift_lo[16], shift_hi[16];
+        interleaved(rq->shift + c, count, 31, shift_lo, shift_hi);
+        interleaved(rq->multiplier + c, count, 1 << 30, lo, hi);
+        const struct lanes16 l0 = lanes_of((__mmask16)0xFFFF, lo, shift_lo), l1 = lanes_of((__mmask16)0xFFFF, hi, shift_hi);
+        interleaved(rq->bias + c, count, 0, lo, hi);
+        const __m512i bias_lo = _mm512_loadu_si512(lo), bias_hi = _mm512_loadu_si512(hi);
+        for (size_t oh = 0; oh < g->out_h; ++oh) {
+            const uint8_t *rows[3];
+            for (size_t kh = 0; kh < 3; ++kh) {
+                const size_t ih = oh + kh - g->pad_top;  /* wraps around above the image */
+                rows[kh] = ih < g->in_h ? x + ih * g->in_w * channels : NULL;
+            }
+            const size_t iw0 = (size_t)0 - g->pad_left;  /* the first window's first column, wrapping */
+            struct column left = column_of(rows, iw0, g->in_w, channels, c, valid, flip, zeros);
+            struct column middle = column_of(rows, iw0 + 1, g->in_w, channels, c, valid, flip, zeros);
+            for (size_t ow = 0; ow < g->out_w; ++ow) {
+                const struct column right = column_of(rows, iw0 + ow + 2, g->in_w, channels, c, valid, flip, zeros);
+                __m512i acc_lo = bias_lo, acc_hi = bias_hi;
+                acc_lo = pair_products(acc_lo, left.top_lo, weights[0].top_lo);
+                acc_hi = pair_products(acc_hi, left.top_hi, weights[0].top_hi);
+                acc_lo = pair_products(acc_lo, left.bottom_lo, weights[0].bottom_lo);
+                acc_hi = pair_products(acc_hi, left.bottom_hi, weights[0].bottom_hi);
+                acc_lo = pair_products(acc_lo, middle.top_lo, weights[1].top_lo);
+                acc_hi = pair_products(acc_hi, middle.top_hi, weights[1].top_hi);
+                acc_lo = pair_products(acc_lo, middle.bottom_lo, weights[1].bottom_lo);
+                acc_hi = pair_products(acc_hi, middle.bottom_hi, weights[1].bottom_hi);
+                acc_lo = pair_products(acc_lo, right.top_lo, weights[2].top_lo);
+                acc_hi = pair_products(acc_hi, right.top_hi, weights[2].top_hi);
+                acc_lo = pair_products(acc_lo, right.bottom_lo, weights[2].bottom_lo);
+                acc_hi = pair_products(acc_hi, right.bottom_hi, weights[2].bottom_hi);
+                left = middle;
+                middle = right;
+                __m512i v_lo = requantize16(acc_lo, &l0), v_hi = requantize16(acc_hi, &l1);
+                v_lo = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_lo, zero_point), low), high);
+                v_hi = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_hi, zero_point), low), high);
+                const __m128i b_lo = _mm512_cvtepi32_epi8(v_lo), b_hi = _mm512_cvtepi32_epi8(v_hi);
+                const __m256i bytes = _mm256_set_m128i(_mm_unpackhi_epi32(b_lo, b_hi), _mm_unpacklo_epi32(b_lo, b_hi));
+                _mm256_mask_storeu_epi8(y + (oh * g->out_w + ow) * channels + c, valid, bytes);
+            }
+        }
+    }
+}
+
 void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                   uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                   const struct mlcc_qs8_requant *rq) {
@@ -67,6 +153,10 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
     for (size_t c = 0; c < channels; ++c) small_shift |= rq->shift[c] < 31;
     if (taps > MAX_TAPS || small_shift) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
+        return;
+    }
+    if (g->kernel_h == 3 && g->kernel_w == 3 && g->stride_h == 1 && g->stride_w == 1 && g->dilation_h == 1 && g->dilation_w == 1) {
+        dwconv3x3(g, x, x_zero, a_flip, w, y, rq);
         return;
     }
     const __m256i flip = _mm256_set1_epi8((char)a_flip);
