@@ -3,7 +3,7 @@
 // Loads the model once per thread count (all at once), feeds seeded pseudo-random inputs, runs each twice
 // untimed (the first prepares Winograd's weights) and checks every count's outputs have the one-thread bits,
 // then per round times REPEAT runs of each count in turn. Prints one JSON line: per count, the rounds'
-// medians of wall time (ms), the threads it got, and the tasks its workers ran.
+// medians and minima of wall time (ms), the threads it got, and the tasks its workers ran.
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 
@@ -28,7 +28,7 @@ for (const model of models) {
   const same = bytes.every((b, i) => b.length === reference[i].length && b.every((v, j) => v === reference[i][j]));
   if (!same) throw new Error(`${model.threads} threads: outputs differ from one thread's`);
 }
-const medians = models.map(() => []);
+const medians = models.map(() => []), minima = models.map(() => []);
 for (let round = 0; round < Number(rounds); round++) {
   models.forEach((model, m) => {
     const times = [];
@@ -39,9 +39,11 @@ for (let round = 0; round < Number(rounds); round++) {
     }
     times.sort((a, b) => a - b);
     medians[m].push(times[Math.floor(times.length / 2)]);
+    minima[m].push(times[0]);
   });
 }
 console.log(JSON.stringify(models.map((model, m) => ({
   asked: Number(counts[m]), threads: model.threads, workerTasks: model.workerTasks(), round_medians_ms: medians[m],
+  round_minima_ms: minima[m],
 }))));
 models.forEach((model) => model.close());

@@ -21,8 +21,13 @@
 
 #define EXPORT(name) __attribute__((export_name(name), visibility("default")))
 
-/* Atomic loads a waiting worker spins before it sleeps: wasm has no clock without imports; about 100 us. */
-#define SPIN_LOADS 50000u
+/* Atomic loads a waiting worker spins before it sleeps (wasm has no clock without imports): about 100 us at
+ * the 1 ns a load node 20 takes on an AMD EPYC (Zen 4), past the gap between two steps. */
+#define SPIN_LOADS 100000u
+
+/* Keeps the spin's loads: without it clang merges a loop of atomic loads that does nothing else into one,
+ * and a worker slept right after each job (every step then paid a wake-up). */
+#define SPIN_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 #define INDEX_BITS 20u
 #define INDEX_MASK ((UINT64_C(1) << INDEX_BITS) - 1u)
@@ -78,9 +83,7 @@ static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), voi
     if (atomic_load(&pool.sleepers) != 0u)
         __builtin_wasm_memory_atomic_notify((int *)&pool.generation, UINT32_MAX);
     run_tasks(0);
-    while (atomic_load(&pool.done) < n) {
-        /* spin: the tasks left are running on workers */
-    }
+    while (atomic_load(&pool.done) < n) SPIN_BARRIER();  /* the tasks left are running on workers */
 }
 
 /* The pool as an mlcc_parallel for NAME_run_parallel, with `threads` threads (the caller and threads - 1
@@ -97,6 +100,7 @@ EXPORT("mlcc_wasm_pool_work") void mlcc_wasm_pool_work(void)
     uint32_t seen = atomic_load(&pool.generation);
     while (!atomic_load(&pool.stop)) {
         for (unsigned spins = 0; spins < SPIN_LOADS && atomic_load(&pool.generation) == seen; ++spins) {
+            SPIN_BARRIER();
             if (atomic_load_explicit(&pool.stop, memory_order_relaxed)) return;
         }
         if (atomic_load(&pool.generation) == seen) {
