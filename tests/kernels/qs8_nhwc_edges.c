@@ -73,7 +73,7 @@ int main(void) {
 #if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
         {"packed neondot", mlcc_qs8_packed_gemm__neondot},
 #endif
-#if defined(__ARM_NEON) && defined(__aarch64__)
+#if defined(__ARM_NEON)
         {"packed neon", mlcc_qs8_packed_gemm__neon},
 #endif
         {"packed reference", mlcc_qs8_packed_gemm__reference},

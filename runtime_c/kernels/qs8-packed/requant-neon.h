@@ -1,4 +1,4 @@
-/* The AArch64 qs8-packed kernels' per-panel parameters and requantization of a row's 16 columns, bit for bit as
+/* The NEON qs8-packed kernels' per-panel parameters and requantization of a row's 16 columns, bit for bit as
  * mlcc_qs8_requantize: the 64-bit product (smull), the rounding term added, an arithmetic shift right by the
  * column's shift (sshl by its negative: the floor, as the reference's), saturated to 32 bits (sqxtn) and the zero
  * point added with saturation before the clamp: saturating moves a value already past the clamp bounds only
@@ -33,7 +33,7 @@ static inline int32x4_t mlcc_qs8_requant4_neon(int32x4_t acc, const struct mlcc_
     const int32x4_t mult = vld1q_s32(p->multiplier + 4 * b);
     const int64x2_t lo = vshlq_s64(vaddq_s64(vmull_s32(vget_low_s32(acc), vget_low_s32(mult)), vld1q_s64(p->round + 4 * b)),
                                    vld1q_s64(p->shift + 4 * b));
-    const int64x2_t hi = vshlq_s64(vaddq_s64(vmull_high_s32(acc, mult), vld1q_s64(p->round + 4 * b + 2)),
+    const int64x2_t hi = vshlq_s64(vaddq_s64(vmull_s32(vget_high_s32(acc), vget_high_s32(mult)), vld1q_s64(p->round + 4 * b + 2)),
                                    vld1q_s64(p->shift + 4 * b + 2));
     const int32x4_t v = vqaddq_s32(vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi)), vdupq_n_s32(rq->y_zero));
     return vminq_s32(vmaxq_s32(v, vdupq_n_s32(rq->y_min)), vdupq_n_s32(rq->y_max));
