@@ -164,6 +164,18 @@ def _bytes_ratio(sizes: dict, a: str, b: str, what: str) -> float | None:
     return x / y if x and y else None
 
 
+def _cpu_ratio(a: dict | None, b: dict | None) -> float | None:
+    """a / b in CPU time where both have it (steadier than wall time on a loaded machine), else wall time."""
+    if a and b and "cpu_median_ms" in a and "cpu_median_ms" in b and a.get("check") != "MISMATCH":
+        return a["cpu_median_ms"] / b["cpu_median_ms"]
+    return ratio(a, b)
+
+
+def _cpu_latency(cell: dict | None, what: str, notes: Notes) -> str:
+    text = _latency(cell, what, notes)
+    return f"{text} ({_ms(cell['cpu_median_ms'])})" if cell and "cpu_median_ms" in cell and "error" not in cell else text
+
+
 def int8_table(results: dict, notes: Notes) -> list[str]:
     """The int8 rows (benchmarks/int8.py's quantization): mlcc int8 against onnxruntime int8 and mlcc fp32 on
     one native level, wasm32 against onnxruntime-web int8, and the int8 build's bytes over the fp32 one's."""
@@ -181,7 +193,10 @@ def int8_table(results: dict, notes: Notes) -> list[str]:
              "wasm32 int8, its fp32 build and onnxruntime-web int8; int8 latencies are not checked against "
              "onnxruntime's optimised int8 outputs (its fused kernels are not exact); the last column is the "
              "largest difference of mlcc's int8 outputs from onnxruntime without graph optimisation (the exact "
-             "integer semantics). Bytes: the native builds (arena, weights).", "",
+             "integer semantics). Latencies: wall-time medians, with the CPU-time median in parentheses where there is "
+             "one (mlcc's thread, node's process); ratios between two cells that both have CPU time use it (a loaded "
+             "machine stretches wall time by waits), int8 / ORT int8 the wall times (onnxruntime is timed around "
+             "session.run). Bytes: the native builds (arena, weights).", "",
              "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
     columns: dict[str, list[float]] = {}
     for row in rows:
@@ -190,9 +205,9 @@ def int8_table(results: dict, notes: Notes) -> list[str]:
             lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ' int8: ' + q['error'])}] |"
                          + " - |" * (len(head) - 2))
             continue
-        named = {"int8 / ORT int8": ratio(q.get("mlcc"), q.get("ort")), "int8 / fp32": ratio(q.get("mlcc"), q.get("fp32")),
-                 "wasm / web": ratio(q.get("wasm"), q.get("web")),
-                 "wasm int8 / fp32": ratio(q.get("wasm"), q.get("wasm_fp32")),
+        named = {"int8 / ORT int8": ratio(q.get("mlcc"), q.get("ort")), "int8 / fp32": _cpu_ratio(q.get("mlcc"), q.get("fp32")),
+                 "wasm / web": _cpu_ratio(q.get("wasm"), q.get("web")),
+                 "wasm int8 / fp32": _cpu_ratio(q.get("wasm"), q.get("wasm_fp32")),
                  "arena int8 / fp32": _bytes_ratio(q["bytes"], "int8", "fp32", "arena"),
                  "weights int8 / fp32": _bytes_ratio(q["bytes"], "int8", "fp32", "weights")}
         for key, value in named.items():
@@ -200,11 +215,11 @@ def int8_table(results: dict, notes: Notes) -> list[str]:
                 columns.setdefault(key, []).append(value)
         err = q.get("max_abs_err_vs_exact")
         lines.append(" | ".join([
-            f"| {row['model']}", q["scheme"], _latency(q.get("mlcc"), f"{row['model']} mlcc int8", notes),
+            f"| {row['model']}", q["scheme"], _cpu_latency(q.get("mlcc"), f"{row['model']} mlcc int8", notes),
             _latency(q.get("ort"), f"{row['model']} onnxruntime int8", notes), _ratio_text(named["int8 / ORT int8"]),
-            _latency(q.get("fp32"), f"{row['model']} mlcc fp32", notes), _ratio_text(named["int8 / fp32"]),
-            _latency(q.get("wasm"), f"{row['model']} mlcc wasm32 int8", notes),
-            _latency(q.get("web"), f"{row['model']} onnxruntime-web int8", notes), _ratio_text(named["wasm / web"]),
+            _cpu_latency(q.get("fp32"), f"{row['model']} mlcc fp32", notes), _ratio_text(named["int8 / fp32"]),
+            _cpu_latency(q.get("wasm"), f"{row['model']} mlcc wasm32 int8", notes),
+            _cpu_latency(q.get("web"), f"{row['model']} onnxruntime-web int8", notes), _ratio_text(named["wasm / web"]),
             _ratio_text(named["wasm int8 / fp32"]), _ratio_text(named["arena int8 / fp32"]),
             _ratio_text(named["weights int8 / fp32"]), "-" if err is None else f"{err:.3g}"]) + " |")
     means = ["| **geometric mean**", "", "", ""]
