@@ -27,7 +27,9 @@ from pathlib import Path
 import onnx
 
 from benchmarks import measure
-from mlcc import bench as mlcc_bench
+from mlcc import bench as mlcc_bench, runners
+from mlcc.errors import MlccError, UsageError
+from mlcc.frontend import load_model
 from mlcc.pipeline import BuildOptions, build
 
 LAYOUT_SUFFIXES = ("_nchwc",)  # onnxruntime's names for nodes it moved into its blocked layout
@@ -108,19 +110,21 @@ def describe(model: onnx.ModelProto) -> dict[str, tuple[str, str]]:
 
 def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, repeat: int,
             target: str = "host") -> dict:
-    """Both profiles, `rounds` times alternating, and the layers matched: medians of the rounds' medians."""
+    """Both profiles, `rounds` times alternating, and the layers matched: medians of the rounds' medians.
+    A missing or unreadable model or build folder, or a build of another model, raises an MlccError."""
+    model = load_model(model_path)
     with tempfile.TemporaryDirectory(prefix="mlcc-layers-") as tmp:
         work = Path(tmp)
         if build_dir is None:
             build_dir, _ = build(model_path, BuildOptions(target=target, out_dir=work / "build"))
-        report = json.loads((Path(build_dir) / "report.json").read_text())
+        report = runners.read_report(build_dir)
+        _check_same_inputs(model, report, model_path, build_dir)
         feeds = mlcc_bench.random_feeds(report)
         mlcc_rounds, ort_rounds = [], []
         for r in range(rounds):
             profile = mlcc_bench.profile(build_dir, warmup, repeat)
             mlcc_rounds.append({row["node"]: row for row in profile["rows"]})
             ort_rounds.append(ort_node_times(model_path, feeds, warmup, repeat, work / f"round{r}_"))
-    model = onnx.load(str(model_path))
     steps = mlcc_rounds[0]
     match = step_matcher(model.graph, set(steps))
     ort_ms: dict[str, float] = collections.defaultdict(float)
@@ -142,6 +146,16 @@ def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, 
         rows.append({"step": node, "op": row["op"], "kind": kind, "shapes": shapes, "mlcc_ms": mlcc_ms,
                      "ort_ms": ort_ms.get(node), "ort_nodes": ort_nodes.get(node, []), "flops": row["flops"]})
     return {"model": model_path.name, "target": report["target"], "rounds": rounds, "repeat": repeat, "rows": rows, "ort_unmatched": unmatched}
+
+
+def _check_same_inputs(model: onnx.ModelProto, report: dict, model_path: Path, build_dir: Path) -> None:
+    """The build's inputs are the model's (by name), so one set of feeds runs both sides."""
+    initializers = {t.name for t in model.graph.initializer}
+    wanted = sorted(i.name for i in model.graph.input if i.name not in initializers)
+    built = sorted(spec["name"] for spec in report["inputs"])
+    if built != wanted:
+        raise UsageError(f"--build {build_dir} was built from another model: its inputs {built} are not "
+                         f"{model_path}'s {wanted}")
 
 
 def markdown(result: dict, top: int) -> str:
@@ -192,8 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=25, help="layers shown [25]")
     p.add_argument("--json", action="store_true", help="every layer as JSON instead of the table")
     args = p.parse_args(argv)
-    result = compare(args.model, args.build, max(1, args.rounds), max(0, args.warmup), max(1, args.repeat),
-                     args.target)
+    try:
+        result = compare(args.model, args.build, max(1, args.rounds), max(0, args.warmup), max(1, args.repeat),
+                         args.target)
+    except MlccError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(result, indent=1) if args.json else markdown(result, args.top))
     return 0
 

@@ -178,7 +178,14 @@ def read_report(out_dir: str | Path) -> dict:
     path = Path(out_dir) / "report.json"
     if not path.is_file():
         raise RunError(f"{out_dir} holds no report.json: is it a folder written by `mlcc build`?")
-    return json.loads(path.read_text())
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RunError(f"unreadable report.json ({type(exc).__name__}): rebuild the folder with `mlcc build`",
+                       str(out_dir)) from None
+    if not isinstance(report, dict):
+        raise RunError("report.json is not a build report: rebuild the folder with `mlcc build`", str(out_dir))
+    return report
 
 
 def names() -> list[str]:

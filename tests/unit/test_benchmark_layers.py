@@ -46,3 +46,26 @@ def test_the_comparison_times_both_sides_of_every_layer(tmp_path):
     assert convs[0]["shapes"] == "1x8x16x16 * 8x8x3x3 -> 1x8x16x16"
     table = layers.markdown(result, top=5)
     assert "| n3 | Conv |" in table and "| Conv 3x3 | 2 |" in table
+
+
+def test_bad_paths_give_one_error_line_and_exit_2(tmp_path, capsys):
+    """Every argument naming a file or folder, wrong, is refused before anything is built or timed."""
+    model = tmp_path / "block.onnx"
+    onnx.save(residual_block(), str(model))
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "torn").mkdir()
+    (tmp_path / "torn" / "report.json").write_text("{\"inputs\": [")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "report.json").write_text('{"inputs": [{"name": "z", "shape": [1], "dtype": "float32"}]}')
+    cases = [([str(tmp_path / "missing.onnx")], "missing.onnx: no such model file"),
+             ([str(tmp_path / "junk.onnx")], "junk.onnx: not a readable ONNX model"),
+             ([str(model), "--build", str(tmp_path / "never-built")], "never-built holds no report.json"),
+             ([str(model), "--build", str(tmp_path / "empty")], "empty holds no report.json"),
+             ([str(model), "--build", str(tmp_path / "torn")], "torn: unreadable report.json"),
+             ([str(model), "--build", str(tmp_path / "other")], "was built from another model"),
+             ([str(model), "-t", "no-such-target"], "unknown target 'no-such-target'")]
+    for argv, what in cases:
+        assert layers.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and what in err, (argv, err)
