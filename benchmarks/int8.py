@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnx.version_converter
 
 from benchmarks import measure, models
 from mlcc.targets import host_target, resolve
@@ -25,9 +26,15 @@ from mlcc.targets import host_target, resolve
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+QDQ_OPSET = 13  # QuantizeLinear / DequantizeLinear take a per-channel axis from opset 13
+
+
 def quantize(model: onnx.ModelProto, src: Path, dst: Path) -> None:
     from onnxruntime import quantization as q
 
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), QDQ_OPSET)
+    if opset < QDQ_OPSET:  # the zoo's models (opset 3 to 9): onnxruntime.quantization keeps a model's opset
+        model = onnx.version_converter.convert_version(model, QDQ_OPSET)
     onnx.save(model, str(src))
     specs = measure.input_specs(model)
 
