@@ -5,7 +5,9 @@ inside C (clock_gettime around the call). wasm32: a call from Python into wasmti
 microseconds, so the folder's sources are relinked with the harness into one module that times each call
 inside (WASI's monotonic clock), with the same compiler flags as the artifact. The overhead is measured by
 calls with NULL arguments, which the model refuses at once. The profile relinks the folder's sources with
--DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads.
+-DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads;
+the kernels come from the toolchain's object cache when the folder's runtime is this mlcc's (they never see
+those defines), so repeated rounds compile only NAME.c and the harness.
 Each runner registers a timer and a profiler, as runners register loaders.
 """
 
@@ -215,12 +217,28 @@ def _u64s(ffi, buffer, count: int) -> np.ndarray:
     return np.frombuffer(ffi.buffer(buffer, 8 * count), dtype=np.uint64).copy()
 
 
+def _runtime_is_current(folder: Path, report: dict) -> bool:
+    """Whether the folder's copy of the runtime is this mlcc's, byte for byte: then the toolchain's kernel
+    objects are what compiling the copy would give (the bench and profiling defines reach only NAME.c and
+    the harness), and a folder built by another mlcc version is still timed with its own kernels."""
+    runtime = paths.runtime_dir()
+    for file in report["files"]:
+        if file.startswith("mlcc_runtime/"):
+            current = runtime / file.removeprefix("mlcc_runtime/")
+            if not current.is_file() or (folder / file).read_bytes() != current.read_bytes():
+                return False
+    return True
+
+
 def _compile_linked(folder: Path, report: dict, target: Target, steps: int | None, out: Path, link: list[str],
-                    cached_kernels: bool = False) -> None:
+                    cached_kernels: bool | None = None) -> None:
     """The folder's own sources plus the harness, linked into `out`; with `steps`, the profiling hooks on.
-    cached_kernels: the kernels from the toolchain's object cache (compiled once per target), only NAME.c
-    compiled here, so a tuner building many variants of one model compiles its kernels once."""
+    cached_kernels: the kernels from the toolchain's object cache (compiled once per target and source), only
+    NAME.c compiled here, so alternating rounds and a tuner's many variants compile their kernels once;
+    None: whenever the folder's runtime is this mlcc's."""
     sources = [f for f in report["files"] if f.endswith(".c")]
+    if cached_kernels is None:
+        cached_kernels = _runtime_is_current(folder, report)
     if cached_kernels:
         sources = [f"{report['name']}.c", *map(str, toolchain.kernel_objects(target, report["kernel_families"]))]
     defines = [f"-DMLCC_BENCH_RUN_V={report['name']}_run_v"]
@@ -237,7 +255,7 @@ class HostProfiled:
     alternate between builds in one process."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
-                 cached_kernels: bool = False):
+                 cached_kernels: bool | None = None):
         from cffi import FFI
 
         self.name, self.steps = report["name"], steps

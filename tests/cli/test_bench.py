@@ -111,3 +111,33 @@ def test_bench_times_a_cross_target_under_qemu(tmp_path):
     assert len(result["times_ms"]) == 4 and min(result["times_ms"]) > 0
     assert result["min_ms"] <= result["median_ms"] <= result["p90_ms"]
     assert_one_line_error(mlcc("bench", model, "-t", "aarch64", "--profile"), "cannot profile target 'aarch64'")
+
+
+def test_profile_builds_take_kernels_from_the_object_cache(built, monkeypatch):
+    """A profile relinks only NAME.c and the harness with the kernel objects `mlcc build` cached (no kernel
+    compiled again, however many rounds), and the profiled build computes what the artifact does, bit for bit."""
+    from mlcc import bench, runners, toolchain
+
+    commands = []
+    real_run = toolchain._run
+    def run(cmd, cwd=None):
+        if "cc" in cmd:  # a compiler call (not `zig version`)
+            commands.append(cmd)
+        return real_run(cmd, cwd)
+
+    monkeypatch.setattr(toolchain, "_run", run)
+    report = runners.read_report(built["host"])
+    feeds = bench.random_feeds(report)
+    profiled = bench.HostProfiled(built["host"], report, bench.resolve("host"), feeds, len(report["steps"]))
+    bench.profile(built["wasm32"], warmup=0, repeat=1)
+    assert len(commands) == 2, commands  # one link each: no kernel compiled into the object cache
+    for command in commands:
+        compiled = [a for a in command if a.endswith(".c")]
+        assert not [c for c in compiled if "mlcc_runtime/kernels/" in c], compiled
+        assert any(a.endswith(".o") and "objects" in a for a in command), command
+    profiled.run(1)
+    model = runners.load(built["host"])
+    expected = model.run(feeds)
+    model.close()
+    for spec, got in zip(report["outputs"], profiled._buffers[1]):
+        np.testing.assert_array_equal(got, expected[spec["name"]])
