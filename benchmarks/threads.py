@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         f"ORT N is onnxruntime with intra_op_num_threads = {args.threads}. Split share: the part of a one-thread "
         "run (mlcc bench --profile) in steps NAME_run_parallel cuts into tasks; bound: Amdahl's speedup for it "
         f"on {args.threads} free cores. wasm 1, wasm N: a wasm32-threads build under node {_node_version()}, "
-        "NAME.mjs loaded with threads 1 (NAME_run_v) and N (its pool of worker_threads), alternating round by "
-        "round in one process, wall-time medians of the rounds' medians; in brackets the speedup of the fastest "
+        "NAME.mjs loaded with threads 1 (NAME_run_v) and N (its pool of worker_threads), alternating run by run "
+        "in one process, wall-time medians of the rounds' medians; in brackets the speedup of the fastest "
         "runs, nearer an idle machine's when other jobs hold the cores.", "",
         table(rows, args.threads), "",
         *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "

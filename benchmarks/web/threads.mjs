@@ -2,7 +2,7 @@
 // usage: node threads.mjs NAME.mjs ROUNDS REPEAT THREADS...
 // Loads the model once per thread count (all at once), feeds seeded pseudo-random inputs, runs each twice
 // untimed (the first prepares Winograd's weights) and checks every count's outputs have the one-thread bits,
-// then per round times REPEAT runs of each count in turn. Prints one JSON line: per count, the rounds'
+// then per round times REPEAT runs, each count in turn run by run. Prints one JSON line: per count, the rounds'
 // medians and minima of wall time (ms), the threads it got, and the tasks its workers ran.
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -30,16 +30,18 @@ for (const model of models) {
 }
 const medians = models.map(() => []), minima = models.map(() => []);
 for (let round = 0; round < Number(rounds); round++) {
-  models.forEach((model, m) => {
-    const times = [];
-    for (let i = 0; i < Number(repeat); i++) {
+  const times = models.map(() => []);
+  for (let i = 0; i < Number(repeat); i++) {  // run by run, each count in turn: a load swing hits both
+    models.forEach((model, m) => {
       const start = performance.now();
       model.run(feeds);
-      times.push(performance.now() - start);
-    }
-    times.sort((a, b) => a - b);
-    medians[m].push(times[Math.floor(times.length / 2)]);
-    minima[m].push(times[0]);
+      times[m].push(performance.now() - start);
+    });
+  }
+  times.forEach((t, m) => {
+    t.sort((a, b) => a - b);
+    medians[m].push(t[Math.floor(t.length / 2)]);
+    minima[m].push(t[0]);
   });
 }
 console.log(JSON.stringify(models.map((model, m) => ({
