@@ -362,7 +362,8 @@ class Lowering:
         fields = dict(clip=g.clip, seq_lens=self.seq_lens, input_forget="false", linear_before_reset="false")
         fields.update(cell_fields)
         directions = [self.direction(d, recurrent) for d in range(g.directions)]
-        self.ctx.emit("ops/recurrent.c.j2", seq=g.seq, seq_text=cexpr.text(g.seq), batch=g.batch, hidden=g.hidden, config=self.tile.config,
+        seq_text = g.seq.text() if cexpr.is_variable(g.seq) else g.seq  # for a comment: the dims' own names
+        self.ctx.emit("ops/recurrent.c.j2", seq=g.seq, seq_text=seq_text, batch=g.batch, hidden=g.hidden, config=self.tile.config,
                       nr=self.tile.nr, directions=directions, cell=fields, gates=self.gates,
                       step_template=self.cell.step_template)
 
