@@ -239,8 +239,9 @@ def _compile_linked(folder: Path, report: dict, target: Target, steps: int | Non
     sources = [f for f in report["files"] if f.endswith(".c")]
     if cached_kernels is None:
         cached_kernels = _runtime_is_current(folder, report)
-    if cached_kernels:
-        sources = [f"{report['name']}.c", *map(str, toolchain.kernel_objects(target, report["kernel_families"]))]
+    if cached_kernels:  # the folder's own C (NAME.c, and a caller's wrapper beside it) and the cached kernels
+        own = [f for f in sources if not f.startswith("mlcc_runtime/") and not f.endswith("_runner.c")]
+        sources = [*own, *map(str, toolchain.kernel_objects(target, report["kernel_families"]))]
     defines = [f"-DMLCC_BENCH_RUN_V={report['name']}_run_v"]
     if steps is not None:
         defines += ["-DMLCC_PROFILE", f"-DMLCC_PROFILE_STEPS={steps}"]
