@@ -37,12 +37,7 @@ static void gemm_range(void *job, size_t begin, size_t end)
 }
 
 void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *config,
-                            size_t m, size_t n, size_t k,
-                            const float *a, size_t a_rs, size_t a_cs,
-                            const float *packed_b,
-                            float *c, size_t ldc, float alpha,
-                            const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                            const struct mlcc_f32_epilogue *epilogue)
+                            size_t m, size_t n, size_t k, MLCC_F32_GEMM_OPERANDS)
 {
     const size_t mr = config->mr, nr = config->nr;
     const size_t tasks = mlcc_parallel_tasks(parallel, (size_t)-1, (float)m * (float)n * (float)k);
@@ -100,11 +95,7 @@ static void gemm_groups_range(void *job_, size_t begin, size_t end)
 void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups, size_t a_group, size_t b_group,
                                    size_t c_group, size_t bias_group, size_t residual_group,
                                    const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                                   const float *a, size_t a_rs, size_t a_cs,
-                                   const float *packed_b,
-                                   float *c, size_t ldc, float alpha,
-                                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                                   const struct mlcc_f32_epilogue *epilogue)
+                                   MLCC_F32_GEMM_OPERANDS)
 {
     const size_t mr = config->mr, row_tiles = (m + mr - 1) / mr;
     const size_t tasks = mlcc_parallel_tasks(parallel, row_tiles, (float)groups * (float)m * (float)n * (float)k);

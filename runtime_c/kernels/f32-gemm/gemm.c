@@ -91,11 +91,9 @@ static size_t next_row_panels(size_t left)
 /* A product too short for tiles (m * 2 <= mr, e.g. a GEMV): the row kernel over all of k, no packing, packed
  * B streamed once from memory; a single row (the GEMV) several panels at a time. Inlined, as gemm_blocks. */
 static MLCC_F32_GEMM_INLINE void gemm_rows(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                      const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
-                      float *c, size_t ldc, float alpha,
-                      const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                      const struct mlcc_f32_epilogue *e)
+                                           MLCC_F32_GEMM_OPERANDS)
 {
+    const struct mlcc_f32_epilogue *e = epilogue;
     const size_t nr = config->nr, panels = (n + nr - 1) / nr;
     const float *residual = e == NULL ? NULL : e->residual;
     for (size_t j = 0; j < n;) {
@@ -140,11 +138,9 @@ static struct plan plan_for(const struct mlcc_f32_gemm_config *config, size_t n,
 /* The blocked loops over an m x n part of a product with k > 0 and m * 2 > mr (plan from the whole one),
  * packing A into packed_a (MLCC_F32_GEMM_PACK_FLOATS, the caller's stack). Inlined into its two callers, so
  * a product's frames are what they were before parts existed (a firmware's stack bound stays tight). */
-static MLCC_F32_GEMM_INLINE void gemm_blocks(const struct mlcc_f32_gemm_config *config, const struct plan *plan, size_t m, size_t n,
-                        size_t k, const float *a, size_t a_rs, size_t a_cs, const float *packed_b,
-                        float *c, size_t ldc, float alpha,
-                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                        const struct mlcc_f32_epilogue *epilogue, float *MLCC_RESTRICT packed_a)
+static MLCC_F32_GEMM_INLINE void gemm_blocks(const struct mlcc_f32_gemm_config *config, const struct plan *plan,
+                                             size_t m, size_t n, size_t k, MLCC_F32_GEMM_OPERANDS,
+                                             float *MLCC_RESTRICT packed_a)
 {
     const size_t mr = config->mr, nr = config->nr;
     const int pack = plan->pack;
@@ -190,12 +186,7 @@ static MLCC_F32_GEMM_INLINE void gemm_blocks(const struct mlcc_f32_gemm_config *
     }
 }
 
-void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                   const float *a, size_t a_rs, size_t a_cs,
-                   const float *packed_b,
-                   float *c, size_t ldc, float alpha,
-                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                   const struct mlcc_f32_epilogue *epilogue)
+void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k, MLCC_F32_GEMM_OPERANDS)
 {
     float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
     if (k == 0) {  /* no product: the epilogue still applies to the bias */
@@ -213,12 +204,7 @@ void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n
 }
 
 void mlcc_f32_gemm_part(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                        size_t i0, size_t i1, size_t j0, size_t j1,
-                        const float *a, size_t a_rs, size_t a_cs,
-                        const float *packed_b,
-                        float *c, size_t ldc, float alpha,
-                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                        const struct mlcc_f32_epilogue *epilogue)
+                        size_t i0, size_t i1, size_t j0, size_t j1, MLCC_F32_GEMM_OPERANDS)
 {
     float packed_a[MLCC_F32_GEMM_PACK_FLOATS];
     if (i0 >= i1 || j0 >= j1) return;

@@ -1,11 +1,6 @@
-/* mlcc/threadpool.h on POSIX threads and C11 atomics.
- *
- * One job at a time: its task and arguments, and a 64-bit state word holding the job's generation, its task
- * count and the next task to claim. A thread claims task i by a compare-and-swap of the state from i to
- * i + 1 within the job's generation, so a thread that wakes late finds the job's tasks all claimed and
- * claims nothing; the task and arguments read after a claim are the claimed job's (the caller publishes a
- * new job only after every task of the last one has finished). Workers wait for a new generation spinning
- * for 100 us (a model's steps follow each other within microseconds), then asleep on a condition. */
+/* mlcc/threadpool.h on POSIX threads and C11 atomics, on the job protocol of threadpool-job.h. Workers wait
+ * for a new generation spinning for 100 us (a model's steps follow each other within microseconds), then
+ * asleep on a condition; the caller, after taking tasks itself, spins for the workers' last ones. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -15,6 +10,7 @@
 #include <time.h>
 
 #include "mlcc/threadpool.h"
+#include "threadpool-job.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
@@ -28,15 +24,6 @@
 #define SPIN_NS 100000u
 #define CALLER_SPIN_NS 20000u
 
-#define INDEX_BITS 20u
-#define INDEX_MASK ((UINT64_C(1) << INDEX_BITS) - 1u)
-#define MAX_TASKS INDEX_MASK
-#define GENERATION(s) ((s) >> (2u * INDEX_BITS))
-#define COUNT(s) (((s) >> INDEX_BITS) & INDEX_MASK)
-#define NEXT(s) ((s) & INDEX_MASK)
-
-typedef void (*task_fn)(void *args, size_t i);
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -49,26 +36,10 @@ struct mlcc_threadpool {
     pthread_t *workers;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    _Atomic uint64_t state;
-    _Atomic(task_fn) task;
-    _Atomic(void *) args;
-    _Atomic size_t done;
+    struct job job;
     _Atomic unsigned sleepers;
     _Atomic int stop;
 };
-
-/* Claims and runs tasks of the current job until none is left unclaimed. */
-static void run_tasks(struct mlcc_threadpool *pool)
-{
-    uint64_t s = atomic_load(&pool->state);
-    while (NEXT(s) < COUNT(s)) {
-        if (!atomic_compare_exchange_weak(&pool->state, &s, s + 1u)) continue;
-        const task_fn task = atomic_load_explicit(&pool->task, memory_order_relaxed);
-        task(atomic_load_explicit(&pool->args, memory_order_relaxed), (size_t)NEXT(s));
-        atomic_fetch_add(&pool->done, 1u);
-        s = atomic_load(&pool->state);
-    }
-}
 
 static void *worker(void *pool_)
 {
@@ -76,24 +47,24 @@ static void *worker(void *pool_)
     uint64_t seen = 0;
     for (;;) {
         const uint64_t until = now_ns() + SPIN_NS;
-        for (unsigned spins = 1; GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop); ++spins) {
+        for (unsigned spins = 1; job_generation(&pool->job) == seen && !atomic_load(&pool->stop); ++spins) {
             CPU_RELAX();
             if (spins % 64u != 0) continue;
             if (now_ns() > until) break;
             /* a thread waiting for this core (the caller itself, woken onto it on a busy machine) runs first */
             sched_yield();
         }
-        if (GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop)) {
+        if (job_generation(&pool->job) == seen && !atomic_load(&pool->stop)) {
             pthread_mutex_lock(&pool->lock);
             atomic_fetch_add(&pool->sleepers, 1u);
-            while (GENERATION(atomic_load(&pool->state)) == seen && !atomic_load(&pool->stop))
+            while (job_generation(&pool->job) == seen && !atomic_load(&pool->stop))
                 pthread_cond_wait(&pool->wake, &pool->lock);
             atomic_fetch_sub(&pool->sleepers, 1u);
             pthread_mutex_unlock(&pool->lock);
         }
         if (atomic_load(&pool->stop)) return NULL;
-        seen = GENERATION(atomic_load(&pool->state));
-        run_tasks(pool);
+        seen = job_generation(&pool->job);
+        job_run_tasks(&pool->job, NULL);
     }
 }
 
@@ -108,19 +79,12 @@ static void wake_sleepers(struct mlcc_threadpool *pool)
 void mlcc_threadpool_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
 {
     struct mlcc_threadpool *pool = (struct mlcc_threadpool *)ctx;
-    if (pool == NULL || pool->threads < 2u || n < 2u || n > MAX_TASKS) {
-        for (size_t i = 0; i < n; ++i) task(args, i);
-        return;
-    }
-    atomic_store_explicit(&pool->task, task, memory_order_relaxed);
-    atomic_store_explicit(&pool->args, args, memory_order_relaxed);
-    atomic_store(&pool->done, 0u);
-    const uint64_t generation = GENERATION(atomic_load(&pool->state)) + 1u;
-    atomic_store(&pool->state, generation << (2u * INDEX_BITS) | (uint64_t)n << INDEX_BITS);
+    if (job_run_inline(pool == NULL ? 1u : pool->threads, task, args, n)) return;
+    job_publish(&pool->job, task, args, n);
     wake_sleepers(pool);
-    run_tasks(pool);
+    job_run_tasks(&pool->job, NULL);
     const uint64_t until = now_ns() + CALLER_SPIN_NS;
-    for (unsigned spins = 1; atomic_load(&pool->done) < n; ++spins) {
+    for (unsigned spins = 1; !job_finished(&pool->job, n); ++spins) {
         if (spins % 64u != 0 || now_ns() < until) CPU_RELAX();
         else sched_yield();  /* a worker was preempted mid-task: let it finish */
     }
@@ -132,10 +96,7 @@ mlcc_threadpool *mlcc_threadpool_create(unsigned threads)
     struct mlcc_threadpool *pool = (struct mlcc_threadpool *)calloc(1, sizeof *pool);
     if (pool == NULL) return NULL;
     pool->threads = threads;
-    atomic_init(&pool->state, 0u);
-    atomic_init(&pool->task, NULL);
-    atomic_init(&pool->args, NULL);
-    atomic_init(&pool->done, 0u);
+    job_init(&pool->job);
     atomic_init(&pool->sleepers, 0u);
     atomic_init(&pool->stop, 0);
     pthread_mutex_init(&pool->lock, NULL);

@@ -4,9 +4,7 @@
  * that calls NAME_run_parallel with mlcc_wasm_pool_parallel's struct publishes each step's tasks, takes
  * tasks itself, then waits for the ones workers hold.
  *
- * The job protocol is the pthreads pool's (threadpool-pthreads.c): a 64-bit state word of generation, task
- * count and next task, tasks claimed by compare-and-swap, so a worker that wakes late claims nothing.
- * Workers wait spinning for a while, then asleep in memory.atomic.wait32 on a 32-bit copy of the generation;
+ * The job protocol is threadpool-job.h's, shared with the pthreads pool. Workers wait spinning for a while, then asleep in memory.atomic.wait32 on a 32-bit copy of the generation;
  * the caller notifies when one sleeps. The caller never sleeps: a browser's main thread may not block in
  * Atomics.wait (it traps there), so it spins, and only for tasks already running on a worker, never for a
  * worker to start one (it claims every task no worker has). */
@@ -14,6 +12,7 @@
 #include <stdint.h>
 
 #include "mlcc/parallel.h"
+#include "threadpool-job.h"
 
 #if !defined(__wasm__) || !defined(__wasm_atomics__)
 #error "threadpool-wasm-workers.c needs WebAssembly with atomics (-matomics -mbulk-memory)"
@@ -29,22 +28,10 @@
  * and a worker slept right after each job (every step then paid a wake-up). */
 #define SPIN_BARRIER() __asm__ __volatile__("" ::: "memory")
 
-#define INDEX_BITS 20u
-#define INDEX_MASK ((UINT64_C(1) << INDEX_BITS) - 1u)
-#define MAX_TASKS INDEX_MASK
-#define GENERATION(s) ((s) >> (2u * INDEX_BITS))
-#define COUNT(s) (((s) >> INDEX_BITS) & INDEX_MASK)
-#define NEXT(s) ((s) & INDEX_MASK)
-
-typedef void (*task_fn)(void *args, size_t i);
-
 /* One pool per memory: it lives in the module's static data, which every instance shares. */
 static struct {
-    _Atomic uint64_t state;
-    _Atomic uint32_t generation;  /* GENERATION(state), 32 bits wide for memory.atomic.wait32 */
-    _Atomic(task_fn) task;
-    _Atomic(void *) args;
-    _Atomic uint32_t done;
+    struct job job;
+    _Atomic uint32_t generation;  /* JOB_GENERATION(job.state), 32 bits wide for memory.atomic.wait32 */
     _Atomic uint32_t sleepers;
     _Atomic uint32_t stop;
     _Atomic uint32_t worker_tasks;  /* tasks the workers ran: whether they take part */
@@ -54,36 +41,15 @@ static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), voi
 
 static mlcc_parallel parallel = {pool_parallel_for, NULL, 1u};
 
-static void run_tasks(int on_worker)
-{
-    uint64_t s = atomic_load(&pool.state);
-    while (NEXT(s) < COUNT(s)) {
-        if (!atomic_compare_exchange_weak(&pool.state, &s, s + 1u)) continue;
-        const task_fn task = atomic_load_explicit(&pool.task, memory_order_relaxed);
-        task(atomic_load_explicit(&pool.args, memory_order_relaxed), (size_t)NEXT(s));
-        if (on_worker) atomic_fetch_add_explicit(&pool.worker_tasks, 1u, memory_order_relaxed);
-        atomic_fetch_add(&pool.done, 1u);
-        s = atomic_load(&pool.state);
-    }
-}
-
 static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
 {
     (void)ctx;
-    if (parallel.max_threads < 2u || n < 2u || n > MAX_TASKS) {
-        for (size_t i = 0; i < n; ++i) task(args, i);
-        return;
-    }
-    atomic_store_explicit(&pool.task, task, memory_order_relaxed);
-    atomic_store_explicit(&pool.args, args, memory_order_relaxed);
-    atomic_store(&pool.done, 0u);
-    const uint64_t generation = GENERATION(atomic_load(&pool.state)) + 1u;
-    atomic_store(&pool.state, generation << (2u * INDEX_BITS) | (uint64_t)n << INDEX_BITS);
-    atomic_store(&pool.generation, (uint32_t)generation);
+    if (job_run_inline(parallel.max_threads, task, args, n)) return;
+    atomic_store(&pool.generation, (uint32_t)job_publish(&pool.job, task, args, n));
     if (atomic_load(&pool.sleepers) != 0u)
         __builtin_wasm_memory_atomic_notify((int *)&pool.generation, UINT32_MAX);
-    run_tasks(0);
-    while (atomic_load(&pool.done) < n) SPIN_BARRIER();  /* the tasks left are running on workers */
+    job_run_tasks(&pool.job, NULL);
+    while (!job_finished(&pool.job, n)) SPIN_BARRIER();  /* the tasks left are running on workers */
 }
 
 /* The pool as an mlcc_parallel for NAME_run_parallel, with `threads` threads (the caller and threads - 1
@@ -111,7 +77,7 @@ EXPORT("mlcc_wasm_pool_work") void mlcc_wasm_pool_work(void)
             continue;
         }
         seen = atomic_load(&pool.generation);
-        run_tasks(1);
+        job_run_tasks(&pool.job, &pool.worker_tasks);
     }
 }
 

@@ -100,26 +100,23 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
     ((const struct mlcc_f32_gemm_config){(variant).tile, (variant).row, (variant).mr, (variant).nr, (kc), (mc), (nc), \
                                          (variant).packed_a})
 
+/* The operands every entry point below takes after its sizes, in one list for their declarations and
+ * definitions: A (a[i*a_rs + p*a_cs]), B packed by mlcc_f32_gemm_pack_b, C (leading dimension ldc) and
+ * alpha, the bias and beta, the epilogue. */
+#define MLCC_F32_GEMM_OPERANDS                                                                              \
+    const float *a, size_t a_rs, size_t a_cs, const float *packed_b, float *c, size_t ldc, float alpha,     \
+        const float *bias, size_t bias_rs, size_t bias_cs, float beta, const struct mlcc_f32_epilogue *epilogue
+
 /* C[m][n] (leading dimension ldc) = activation(alpha * A * packed_b + beta * bias[i*bias_rs + j*bias_cs]
  * + residual[i*residual_rs + j*residual_cs]); bias may be NULL (then beta is unused); strides of 0
  * broadcast it. epilogue (activation and residual) may be NULL: none. */
-void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                   const float *a, size_t a_rs, size_t a_cs,
-                   const float *packed_b,
-                   float *c, size_t ldc, float alpha,
-                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                   const struct mlcc_f32_epilogue *epilogue);
+void mlcc_f32_gemm(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k, MLCC_F32_GEMM_OPERANDS);
 
 /* The same, its rows or columns cut into tasks for the caller's parallel-for (mlcc/parallel.h) when the
  * product is large: bit-identical to mlcc_f32_gemm for any thread count (every part keeps the whole
  * product's blocking, and parts are whole tiles). NULL `parallel` or a small product runs mlcc_f32_gemm. */
 void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32_gemm_config *config,
-                            size_t m, size_t n, size_t k,
-                            const float *a, size_t a_rs, size_t a_cs,
-                            const float *packed_b,
-                            float *c, size_t ldc, float alpha,
-                            const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                            const struct mlcc_f32_epilogue *epilogue);
+                            size_t m, size_t n, size_t k, MLCC_F32_GEMM_OPERANDS);
 
 /* `groups` products of the same shape (a grouped convolution's), product g's A, packed B, C, bias and the
  * epilogue's residual advanced by g times a_group, b_group, c_group, bias_group and residual_group floats: its
@@ -128,22 +125,13 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
 void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups, size_t a_group, size_t b_group,
                                    size_t c_group, size_t bias_group, size_t residual_group,
                                    const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                                   const float *a, size_t a_rs, size_t a_cs,
-                                   const float *packed_b,
-                                   float *c, size_t ldc, float alpha,
-                                   const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                                   const struct mlcc_f32_epilogue *epilogue);
+                                   MLCC_F32_GEMM_OPERANDS);
 
 /* Rows [i0, i1) and columns [j0, j1) of the m x n product mlcc_f32_gemm computes (i0 a multiple of the
  * variant's mr, j0 of its nr), summed exactly as the whole product sums them: for a task that owns that part
  * of C. */
 void mlcc_f32_gemm_part(const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
-                        size_t i0, size_t i1, size_t j0, size_t j1,
-                        const float *a, size_t a_rs, size_t a_cs,
-                        const float *packed_b,
-                        float *c, size_t ldc, float alpha,
-                        const float *bias, size_t bias_rs, size_t bias_cs, float beta,
-                        const struct mlcc_f32_epilogue *epilogue);
+                        size_t i0, size_t i1, size_t j0, size_t j1, MLCC_F32_GEMM_OPERANDS);
 
 /* Packs b[p*b_rs + j*b_cs] (p < k, j < n) into ceil(n / nr) panels of k x nr floats. */
 void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,
