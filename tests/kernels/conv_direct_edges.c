@@ -161,6 +161,8 @@ int main(void)
     for (size_t i = 0; i < nshapes; ++i)
         for (size_t c = 0; c < nchannels; ++c)
             for (size_t o = 0; o < nouts; ++o, ++turn) {
+                /* the widest channel count costs most and walks the same edges: a third of the output counts */
+                if (channel_counts[c] > 8 && o % 3 != i % 3) continue;
                 const size_t nr = widths[turn % nwidths];
                 /* pixels wider than the channels read: one group of a grouped convolution */
                 const size_t xs = channel_counts[c] + (turn % 4 == 1 ? 3 : 0);
