@@ -77,6 +77,15 @@ class _Quant:
                          else np.asarray(zero.data, np.int64).reshape(-1))
             self.per_tensor = self.scale.size == 1
             self.axis = int(node.attrs.get("axis", 1))
+            # the 8-bit side: a DequantizeLinear's input, a QuantizeLinear's output
+            self.tensor = node.inputs[0] if kind == "dequantize" else node.outputs[0]
+
+    def params(self) -> tuple[np.float64, int, np.dtype]:
+        """(scale, zero point, 8-bit dtype) of a per-tensor pair, the scale as the float32 the op computes with."""
+        return np.float64(np.float32(self.scale[0])), int(self.zero[0]), self.tensor.dtype
+
+    def same_params(self, other: "_Quant") -> bool:
+        return self.params() == other.params()
 
 
 def _dequantized(m: Rewriter, value: Value | None) -> _Quant | None:
@@ -87,6 +96,21 @@ def _dequantized(m: Rewriter, value: Value | None) -> _Quant | None:
     return q if q.ok and node.inputs[0].dtype in EIGHT_BIT + (np.dtype(np.int32),) else None
 
 
+def _eight_bit_input(m: Rewriter, value: Value | None) -> _Quant | None:
+    """The DequantizeLinear producing `value` from an 8-bit tensor per tensor, or None."""
+    x = _dequantized(m, value)
+    return x if x is not None and x.tensor.dtype in EIGHT_BIT and x.per_tensor else None
+
+
+def _quantized_output(m: Rewriter, value: Value) -> _Quant | None:
+    """The QuantizeLinear that alone reads `value`, per tensor to 8 bits, or None."""
+    q = m.sole_reader(value)
+    y = _Quant(q, "quantize") if q is not None else None
+    if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not value or y.tensor.dtype not in EIGHT_BIT:
+        return None
+    return y
+
+
 def _output_island(m: Rewriter, value: Value) -> tuple[list[Node], tuple[str, float, float] | None, _Quant] | None:
     """The nodes after the op up to the QuantizeLinear (an optional fusable activation, then Q)."""
     nodes, activation = [], None
@@ -95,13 +119,8 @@ def _output_island(m: Rewriter, value: Value) -> tuple[list[Node], tuple[str, fl
     if act is not None and act[0] in ("relu", "clip") and reader.inputs[0] is value:
         nodes.append(reader)
         activation, value = act, reader.outputs[0]
-        reader = m.sole_reader(value)
-    if reader is None:
-        return None
-    q = _Quant(reader, "quantize")
-    if not q.ok or not q.per_tensor or reader.inputs[0] is not value or reader.outputs[0].dtype not in EIGHT_BIT:
-        return None
-    return [*nodes, reader], activation, q
+    q = _quantized_output(m, value)
+    return None if q is None else ([*nodes, q.node], activation, q)
 
 
 def _clamp(q: _Quant, dtype: np.dtype, activation) -> tuple[int, int]:
@@ -136,19 +155,19 @@ def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] |
     w = _dequantized(m, node.inputs[1])
     if x is None or w is None:
         return "not between DequantizeLinear nodes"
-    x_q = x.node.inputs[0]
-    if x_q.dtype not in EIGHT_BIT or not x.per_tensor:
+    x_q = x.tensor
+    if _eight_bit_input(m, node.inputs[0]) is None:
         return "activations not 8-bit per tensor"
     tail = _output_island(m, node.outputs[0])
     if tail is None:
         return "output not quantized per tensor (alone)"
     after, activation, y = tail
-    y_value = after[-1].outputs[0]
-    if not w.node.inputs[0].is_const:
-        if form != "matmul" or activation is not None or not w.per_tensor or w.node.inputs[0].dtype not in EIGHT_BIT:
+    y_value = y.tensor
+    if not w.tensor.is_const:
+        if form != "matmul" or activation is not None or _eight_bit_input(m, node.inputs[1]) is None:
             return "activation operands with an activation or per-channel scale"
         return _qlinear_matmul(node, x, w, after[-1]), after
-    weights = np.asarray(w.node.inputs[0].data)
+    weights = np.asarray(w.tensor.data)
     if weights.dtype != np.int8 or np.any(w.zero != 0):
         return "weights not symmetric int8"
     if form == "gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
@@ -166,7 +185,7 @@ def _integer_op(m: Rewriter, node: Node, form: str) -> tuple[Node, list[Node]] |
     bias = np.zeros(n, np.int64)
     if form in ("conv", "gemm") and node.input(2) is not None:
         b = _dequantized(m, node.input(2))
-        if b is not None and b.node.inputs[0].is_const and b.node.inputs[0].dtype == np.int32 and np.all(b.zero == 0):
+        if b is not None and b.tensor.is_const and b.tensor.dtype == np.int32 and np.all(b.zero == 0):
             b_scale = np.broadcast_to(b.scale, (n,))
             values = np.asarray(b.node.inputs[0].data, np.float64).reshape(-1)
             if values.size != n:
@@ -277,19 +296,18 @@ def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     """DQ(x; s, z) -> op -> Q(s, z), for an op whose outputs are input values picked by order (MaxPool) or by
     position (Reshape): the op on x itself, exactly (dequantization is increasing and Q(DQ(q)) = q); its other
     inputs (a shape) as they are."""
-    x = _dequantized(m, node.inputs[0])
-    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+    x = _eight_bit_input(m, node.inputs[0])
+    if x is None:
         return "input not dequantized 8-bit per tensor"
     if any(m.is_read(v) for v in node.outputs[1:]):
         return "its indices are read"
-    q = m.sole_reader(node.outputs[0])
-    y = _Quant(q, "quantize") if q is not None else None
-    if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not node.outputs[0]:
+    y = _quantized_output(m, node.outputs[0])
+    if y is None:
         return "output not quantized per tensor (alone)"
-    x_q, y_q = x.node.inputs[0], q.outputs[0]
+    x_q, y_q, q = x.tensor, y.tensor, y.node
     if y_q.dtype != x_q.dtype:
         return "output of another 8-bit type"
-    if np.float32(y.scale[0]) == np.float32(x.scale[0]) and y.zero[0] == x.zero[0]:
+    if x.same_params(y):
         return Node(node.op_type, node.name, [x_q, *node.inputs[1:]], [y_q], dict(node.attrs), node.domain, node.opset), [q]
     # other parameters: the op on x, then its result requantized (requantization is non-decreasing too)
     picked = Value(m.fresh(f"{node.outputs[0].name}_{x_q.dtype.name}"), x_q.dtype, node.outputs[0].shape)
@@ -302,30 +320,30 @@ def _monotonic(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
 
 def _requantize(m: Rewriter, node: Node, x: _Quant, y: _Quant, x_q: Value, out: Value) -> Node | str:
     """A Requantize of 8-bit x_q from x's scale and zero point to y's, into `out` (named after `node`)."""
-    requant = fixed_point(np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0])))
+    (x_scale, x_zero, _), (y_scale, y_zero, _) = x.params(), y.params()
+    requant = fixed_point(x_scale / y_scale)
     if requant is None:
         return "an input's scale far above the output's"
     lo, hi = _clamp(y, out.dtype, None)
     return Node(Requantize.op_type, m.fresh(f"{node.name}_requantize"), [x_q], [out],
-                {"x_zero": int(x.zero[0]), "multiplier": int(requant[0][0]), "shift": int(requant[1][0]),
-                 "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}, Requantize.domain, 1)
+                {"x_zero": x_zero, "multiplier": int(requant[0][0]), "shift": int(requant[1][0]),
+                 "y_zero": y_zero, "y_min": lo, "y_max": hi}, Requantize.domain, 1)
 
 
 def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
     """DQ(x_i; s_i, z_i) -> op -> Q(s, z), for an op whose output is its inputs' values copied (Concat): the op on
     the 8-bit inputs, each input of other parameters than the output's requantized to them first."""
-    parts = [_dequantized(m, v) for v in node.inputs]
-    q = m.sole_reader(node.outputs[0])
-    y = _Quant(q, "quantize") if q is not None else None
-    if y is None or not y.ok or not y.per_tensor or q.inputs[0] is not node.outputs[0]:
+    parts = [_eight_bit_input(m, v) for v in node.inputs]
+    y = _quantized_output(m, node.outputs[0])
+    if y is None:
         return "output not quantized per tensor (alone)"
-    y_q = q.outputs[0]
-    if any(x is None or x.node.inputs[0].dtype != y_q.dtype or not x.per_tensor for x in parts):
+    y_q, q = y.tensor, y.node
+    if any(x is None or x.tensor.dtype != y_q.dtype for x in parts):
         return "inputs not dequantized per tensor from the output's 8-bit type"
     inputs, made = [], []
     for x in parts:
-        x_q = x.node.inputs[0]
-        if np.float32(x.scale[0]) == np.float32(y.scale[0]) and x.zero[0] == y.zero[0]:
+        x_q = x.tensor
+        if x.same_params(y):
             inputs.append(x_q)
             continue
         r = Value(m.fresh(f"{x_q.name}_requantized"), y_q.dtype, x_q.shape)
@@ -341,6 +359,8 @@ def _copies(m: Rewriter, node: Node) -> tuple[list[Node], list[Node]] | str:
 def _binary_operands(m: Rewriter, node: Node):
     """(a, b, a_q, b_q, after, activation, y, y_q) of DQ(a) op DQ(b) [-> ReLU / Clip] -> Q with both 8-bit per
     tensor of the output's type, broadcasting to the output's shape; or why not."""
+    if sum(v is not None for v in node.inputs) != 2:
+        return "not two operands"
     a, b = _dequantized(m, node.inputs[0]), _dequantized(m, node.inputs[1])
     if a is None or b is None:
         return "not between DequantizeLinear nodes"
@@ -348,8 +368,7 @@ def _binary_operands(m: Rewriter, node: Node):
     if tail is None:
         return "output not quantized per tensor (alone)"
     after, activation, y = tail
-    y_q = after[-1].outputs[0]
-    a_q, b_q = a.node.inputs[0], b.node.inputs[0]
+    y_q, a_q, b_q = y.tensor, a.tensor, b.tensor
     if not (a.per_tensor and b.per_tensor) or a_q.dtype != y_q.dtype or b_q.dtype != y_q.dtype:
         return "operands not 8-bit per tensor of the output's type"
     try:
@@ -366,16 +385,16 @@ def _add(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if isinstance(found, str):
         return found
     a, b, a_q, b_q, after, activation, y, y_q = found
-    y_scale = np.float64(np.float32(y.scale[0]))
-    ratios = np.array([np.float64(np.float32(a.scale[0])), np.float64(np.float32(b.scale[0]))]) / y_scale
+    (a_scale, a_zero, _), (b_scale, b_zero, _), (y_scale, y_zero, _) = a.params(), b.params(), y.params()
+    ratios = np.array([a_scale, b_scale]) / y_scale
     exponent = max(np.frexp(ratios)[1])
     shift = 31 - int(exponent)  # the larger ratio's multiplier in [2^30, 2^31)
     if not 1 <= shift <= 40:  # products below 2^40, their sum below 2^41: far from the bias of 2^62
         return "operand scales too far from the output's"
     multipliers = [int(v) for v in np.minimum(np.rint(ratios * 2.0 ** shift), 2**31 - 1)]
     lo, hi = _clamp(y, y_q.dtype, activation)
-    attrs = {"a_zero": int(a.zero[0]), "b_zero": int(b.zero[0]), "a_multiplier": multipliers[0],
-             "b_multiplier": multipliers[1], "shift": shift, "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
+    attrs = {"a_zero": a_zero, "b_zero": b_zero, "a_multiplier": multipliers[0],
+             "b_multiplier": multipliers[1], "shift": shift, "y_zero": y_zero, "y_min": lo, "y_max": hi}
     return Node(QuantizedAdd.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedAdd.domain, 1), after
 
 
@@ -385,39 +404,39 @@ def _mul(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if isinstance(found, str):
         return found
     a, b, a_q, b_q, after, activation, y, y_q = found
-    real = (np.float64(np.float32(a.scale[0])) * np.float64(np.float32(b.scale[0]))
-            / np.float64(np.float32(y.scale[0])))
+    (a_scale, a_zero, _), (b_scale, b_zero, _), (y_scale, y_zero, _) = a.params(), b.params(), y.params()
+    real = a_scale * b_scale / y_scale
     requant = fixed_point(np.array([real]))
     if requant is None or int(requant[1][0]) > 46:  # |a * b| < 2^16 times the multiplier: far from 2^62
         return "operand scales too far from the output's"
     lo, hi = _clamp(y, y_q.dtype, activation)
-    attrs = {"a_zero": int(a.zero[0]), "b_zero": int(b.zero[0]), "multiplier": int(requant[0][0]),
-             "shift": int(requant[1][0]), "y_zero": int(y.zero[0]), "y_min": lo, "y_max": hi}
+    attrs = {"a_zero": a_zero, "b_zero": b_zero, "multiplier": int(requant[0][0]),
+             "shift": int(requant[1][0]), "y_zero": y_zero, "y_min": lo, "y_max": hi}
     return Node(QuantizedMul.op_type, node.name, [a_q, b_q], [y_q], attrs, QuantizedMul.domain, 1), after
 
 
 def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     """DQ(x) -> AveragePool / GlobalAveragePool [-> ReLU / Clip] -> Q, x 8-bit per tensor: a QuantizedAveragePool
     (int32 window sums requantized; a global pool is the window of the whole plane)."""
-    x = _dequantized(m, node.inputs[0])
-    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+    x = _eight_bit_input(m, node.inputs[0])
+    if x is None:
         return "input not dequantized 8-bit per tensor"
-    x_q = x.node.inputs[0]
+    x_q = x.tensor
     if not 3 <= len(x_q.shape) <= 5:
         return "not 1-D to 3-D pooling"
     tail = _output_island(m, node.outputs[0])
     if tail is None:
         return "output not quantized per tensor (alone)"
     after, activation, y = tail
-    y_q = after[-1].outputs[0]
-    ratio = np.float64(np.float32(x.scale[0])) / np.float64(np.float32(y.scale[0]))
+    (x_scale, x_zero, _), (y_scale, y_zero, _) = x.params(), y.params()
+    y_q, ratio = y.tensor, x_scale / y_scale
     if not ratio < 2.0 ** 20:
         return "input scale far above the output's"
     attrs = {name: node.attrs[name] for name in QuantizedAveragePool.attrs if node.attrs.get(name) is not None}
     if node.attrs.get("kernel_shape") is None:  # global: the whole plane
         attrs = {"kernel_shape": [int(d) for d in x_q.shape[2:]]}
     lo, hi = _clamp(y, y_q.dtype, activation)
-    attrs.update(x_zero=int(x.zero[0]), y_zero=int(y.zero[0]), y_min=lo, y_max=hi, scale_ratio=float(ratio))
+    attrs.update(x_zero=x_zero, y_zero=y_zero, y_min=lo, y_max=hi, scale_ratio=float(ratio))
     return Node(QuantizedAveragePool.op_type, node.name, [x_q], [y_q], attrs, QuantizedAveragePool.domain, 1), after
 
 
@@ -428,29 +447,29 @@ def _scalar_operand(m: Rewriter, value: Value | None) -> np.ndarray | None:
     if value.is_const:
         return np.asarray(value.data)
     dq = _dequantized(m, value)
-    if dq is None or not dq.node.inputs[0].is_const:
+    if dq is None or not dq.tensor.is_const:
         return None
-    q = np.asarray(dq.node.inputs[0].data, np.int64).reshape(value.shape)
+    q = np.asarray(dq.tensor.data, np.int64).reshape(value.shape)
     return ((q - dq.zero[0]).astype(np.float32) * np.float32(dq.scale[0])).astype(np.float32)
 
 
 def _lookup(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     """DQ(x) -> an elementwise op (its other operands constant scalars) [-> ReLU / Clip] -> Q, x 8-bit per
     tensor: a QuantizedLookup whose 256-entry table is the island evaluated at build time on every code of x."""
-    x = _dequantized(m, node.inputs[0])
-    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+    x = _eight_bit_input(m, node.inputs[0])
+    if x is None:
         return "input not dequantized 8-bit per tensor"
     others = [(i, _scalar_operand(m, v)) for i, v in enumerate(node.inputs) if i > 0 and v is not None]
     if any(data is None for _, data in others):
         return "an operand neither the 8-bit input nor a constant scalar"
-    x_q = x.node.inputs[0]
+    x_q = x.tensor
     if len(node.outputs) != 1 or node.outputs[0].shape != x_q.shape:
         return "output not of the input's shape"
     tail = _output_island(m, node.outputs[0])
     if tail is None:
         return "output not quantized per tensor (alone)"
     after, activation, y = tail
-    y_q = after[-1].outputs[0]
+    y_q = y.tensor
     codes = np.arange(256, dtype=np.uint8).view(x_q.dtype)  # entry b: the code whose byte is b
     values = ((codes.astype(np.int64) - x.zero[0]).astype(np.float32) * np.float32(x.scale[0])).astype(np.float32)
     inputs = [values] + [None] * (len(node.inputs) - 1)
@@ -474,8 +493,8 @@ def _lookup(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
 def _softmax(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     """DQ(x) -> Softmax -> Q along contiguous rows, x 8-bit per tensor: a QuantizedSoftmax (a table of
     exponentials by the distance from the row's largest code)."""
-    x = _dequantized(m, node.inputs[0])
-    if x is None or x.node.inputs[0].dtype not in EIGHT_BIT or not x.per_tensor:
+    x = _eight_bit_input(m, node.inputs[0])
+    if x is None:
         return "input not dequantized 8-bit per tensor"
     try:
         outer, n, inner = softmax_view(node)
@@ -487,7 +506,7 @@ def _softmax(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if tail is None or tail[1] is not None:
         return "output not quantized per tensor (alone)"
     after, _, y = tail
-    y_q = after[-1].outputs[0]
+    y_q = y.tensor
     distances = np.arange(256, dtype=np.float32)
     table = np.exp(-(distances * np.float32(x.scale[0])).astype(np.float32)).astype(np.float32)
     constant = Value(m.fresh(f"{node.name}_exp"), np.dtype(np.float32), (256,))
@@ -495,7 +514,7 @@ def _softmax(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     info = np.iinfo(y_q.dtype)
     attrs = {"rows": int(outer), "n": int(n), "y_scale": float(np.float32(y.scale[0])), "y_zero": int(y.zero[0]),
              "y_min": int(info.min), "y_max": int(info.max)}
-    return Node(QuantizedSoftmax.op_type, node.name, [x.node.inputs[0], constant], [y_q], attrs,
+    return Node(QuantizedSoftmax.op_type, node.name, [x.tensor, constant], [y_q], attrs,
                 QuantizedSoftmax.domain, 1), after
 
 
