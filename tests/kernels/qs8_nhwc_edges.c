@@ -2,7 +2,7 @@
  * - every mlcc_qs8_packed_gemm form this build has against mlcc_qs8_gemm__reference on the same weights
  *   unpacked (so the reference's reading of the panels is checked too): m around the row tiles (2, 8), n
  *   around the 16-column panel, k around the 4-byte quads, both activation signednesses, extreme bytes (the
- *   products a saturating kernel gets wrong), shifts 20-40 (below 31 the vector forms fall back);
+ *   products a saturating kernel gets wrong), shifts 1-40 (below 31: real multipliers of 1/2 and more);
  * - every mlcc_qs8_packed_igemm form against the same reference on its rows gathered: taps reading runs of a
  *   shared pool in no order, channels multiples of 4;
  * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
@@ -47,7 +47,7 @@ static void requant(size_t n, int32_t *bias, int32_t *mult, int32_t *shift, int 
     for (size_t j = 0; j < n; ++j) {
         bias[j] = (int32_t)(next() % 20001u) - 10000;
         mult[j] = (int32_t)((1u << 30) + next() % (1u << 30));
-        shift[j] = (low_shift ? 20 : 31) + (int32_t)(next() % (low_shift ? 21u : 10u));
+        shift[j] = low_shift ? 1 + (int32_t)(next() % 40u) : 31 + (int32_t)(next() % 10u);
     }
 }
 

@@ -4,8 +4,8 @@
  * widened into the 32-bit accumulators, which take the 32512 of every pair of taps back at the end (modulo 2^32,
  * where the whole sum is exact). Requantization is vectorised with each channel's multiplier and shift
  * (mlcc/qs8-requant-wasm.h), laid out for chunks of channels once per call. Channels past a multiple of 16 go
- * one at a time; more than MAX_TAPS taps, or a shift below 31 (a real multiplier of 1 or more), take the
- * reference's code. */
+ * one at a time; more than MAX_TAPS taps take the reference's code. A chunk with a shift below 31 (a real
+ * multiplier of 1/2 or more) lifts its accumulators to shift 31 first (mlcc_qs8_scale_up4_wasm). */
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
@@ -20,9 +20,7 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
                                     uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                     const struct mlcc_qs8_requant *rq) {
     const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w;
-    bool small_shift = false;
-    for (size_t c = 0; c < channels; ++c) small_shift |= rq->shift[c] < 31;
-    if (taps > MAX_TAPS || small_shift) {
+    if (taps > MAX_TAPS) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
         return;
     }
@@ -35,9 +33,14 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
     const uint8_t *source[MAX_TAPS];
     uint64_t round[CHUNK];
     uint32_t factor[CHUNK];
+    int32_t lower[CHUNK], upper[CHUNK], scale[CHUNK];
     for (size_t c0 = 0; c0 < channels; c0 += CHUNK) {
         const size_t count = MLCC_MIN(CHUNK, channels - c0), full = count & ~(size_t)15;
-        for (size_t i = 0; i < full; ++i) mlcc_qs8_wasm_shift_terms(rq->shift[c0 + i], &round[i], &factor[i]);
+        bool scaled_up = false;
+        for (size_t i = 0; i < full; ++i) {
+            mlcc_qs8_wasm_lane_terms(rq->multiplier[c0 + i], rq->shift[c0 + i], &round[i], &factor[i], &lower[i], &upper[i], &scale[i]);
+            scaled_up |= rq->shift[c0 + i] < 31;
+        }
         for (size_t oh = 0; oh < g->out_h; ++oh) {
             for (size_t ow = 0; ow < g->out_w; ++ow) {
                 for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
@@ -64,10 +67,20 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
                         a2 = wasm_i32x4_add(a2, wasm_u32x4_extend_low_u16x8(hi));
                         a3 = wasm_i32x4_add(a3, wasm_u32x4_extend_high_u16x8(hi));
                     }
-                    const v128_t v0 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a0, back), rq->multiplier + c, round + i, factor + i, low, high, y_zero);
-                    const v128_t v1 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a1, back), rq->multiplier + c + 4, round + i + 4, factor + i + 4, low, high, y_zero);
-                    const v128_t v2 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a2, back), rq->multiplier + c + 8, round + i + 8, factor + i + 8, low, high, y_zero);
-                    const v128_t v3 = mlcc_qs8_requant4_wasm(wasm_i32x4_sub(a3, back), rq->multiplier + c + 12, round + i + 12, factor + i + 12, low, high, y_zero);
+                    a0 = wasm_i32x4_sub(a0, back);
+                    a1 = wasm_i32x4_sub(a1, back);
+                    a2 = wasm_i32x4_sub(a2, back);
+                    a3 = wasm_i32x4_sub(a3, back);
+                    if (scaled_up) {
+                        a0 = mlcc_qs8_scale_up4_wasm(a0, lower + i, upper + i, scale + i);
+                        a1 = mlcc_qs8_scale_up4_wasm(a1, lower + i + 4, upper + i + 4, scale + i + 4);
+                        a2 = mlcc_qs8_scale_up4_wasm(a2, lower + i + 8, upper + i + 8, scale + i + 8);
+                        a3 = mlcc_qs8_scale_up4_wasm(a3, lower + i + 12, upper + i + 12, scale + i + 12);
+                    }
+                    const v128_t v0 = mlcc_qs8_requant4_wasm(a0, rq->multiplier + c, round + i, factor + i, low, high, y_zero);
+                    const v128_t v1 = mlcc_qs8_requant4_wasm(a1, rq->multiplier + c + 4, round + i + 4, factor + i + 4, low, high, y_zero);
+                    const v128_t v2 = mlcc_qs8_requant4_wasm(a2, rq->multiplier + c + 8, round + i + 8, factor + i + 8, low, high, y_zero);
+                    const v128_t v3 = mlcc_qs8_requant4_wasm(a3, rq->multiplier + c + 12, round + i + 12, factor + i + 12, low, high, y_zero);
                     wasm_v128_store(yp + c, mlcc_qs8_narrow16_wasm(v0, v1, v2, v3, signed_out));
                 }
                 for (size_t c = c0 + full; c < c0 + count; ++c) {
