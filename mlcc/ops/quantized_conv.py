@@ -120,7 +120,9 @@ class QuantizedConv(Op):
         if (not in_place and 3 * (run - channels) <= channels
                 and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa"):
             # no patches: each tap's pointer, and the GEMM reads the input where it is, `run` bytes a tap (a
-            # 3-channel image's taps are 4 bytes, the fourth meeting a zero weight)
+            # 3-channel image's taps are 4 bytes, the fourth meeting a zero weight); the pointers keep to the
+            # patches' budget at 8 bytes a tap (sized by the patch row, a 3-channel image's table was 42 KB)
+            block = min(out_h * out_w, max(8, patch_bytes(ctx.target) // (taps * 8) // 8 * 8))
             padded = np.zeros((n, kh, kw, run), np.int8)
             padded[..., :channels] = taps_c
             packed = packed_panels(padded.reshape(n, taps * run))
