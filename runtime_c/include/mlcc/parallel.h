@@ -39,16 +39,18 @@ typedef struct mlcc_parallel {
 
 /* How many tasks to cut `units` independent units of `work` multiply-adds into: 1 (run inline) without a
  * parallel-for, on one thread, or for small work; else up to MLCC_PARALLEL_TASKS_PER_THREAD per thread,
- * each at least MLCC_PARALLEL_MIN_WORK / 2, never more than the units. */
+ * each at least MLCC_PARALLEL_MIN_WORK / 2, a multiple of the threads (3 equal tasks on 2 threads take as
+ * long as 4: one thread runs two), never more than the units. */
 static inline size_t mlcc_parallel_tasks(const mlcc_parallel *parallel, size_t units, float work)
 {
     if (parallel == NULL || parallel->parallel_for == NULL || parallel->max_threads < 2u
         || work < MLCC_PARALLEL_MIN_WORK)
         return 1u;
-    size_t tasks = (size_t)parallel->max_threads * MLCC_PARALLEL_TASKS_PER_THREAD;
+    const size_t threads = parallel->max_threads;
+    size_t tasks = threads * MLCC_PARALLEL_TASKS_PER_THREAD;
     const float most = work / (0.5f * MLCC_PARALLEL_MIN_WORK);
     if ((float)tasks > most) tasks = (size_t)most;
-    if (tasks < parallel->max_threads) tasks = parallel->max_threads;
+    tasks = tasks < threads ? threads : tasks / threads * threads;
     return units < tasks ? (units == 0 ? 1u : units) : tasks;
 }
 
