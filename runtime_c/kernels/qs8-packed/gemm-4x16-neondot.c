@@ -8,9 +8,14 @@
 #define MR 4
 
 /* `mr` rows (a constant where it is inlined: 4, then 1) times one panel */
-static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k, uint8_t a_flip,
-                                                       const int8_t *weights, const struct mlcc_qs8_panel_rq *p,
-                                                       uint8_t *c, size_t ldc, size_t nr, const struct mlcc_qs8_requant *rq) {
+static inline __attribute__((always_inline)) void tile(size_t mr, const void *operand, size_t i, const void *state, uint8_t *c,
+                                                       size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const struct mlcc_qs8_packed_rows *rows = operand;
+    const struct mlcc_qs8_panel_rq *p = state;
+    const uint8_t *a = rows->a + i * rows->lda;
+    const uint8_t a_flip = rows->a_flip;
+    const size_t lda = rows->lda, k = rows->k, nr = p->nr;
+    const int8_t *weights = p->weights;
     const size_t k16 = k / 16, quads = (k + 3) / 4;
     const uint8x16_t flip = vdupq_n_u8(a_flip);
     int32x4_t acc[MR][4];
@@ -46,14 +51,8 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
 
 void mlcc_qs8_packed_gemm__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                    const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % MR;
+    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
     struct mlcc_qs8_panel_rq p;
-    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
-        const int8_t *weights = packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes + 64;
-        mlcc_qs8_panel_rq_load(&p, rq, j, nr);
-        for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, a_flip, weights, &p, c + i * ldc + j, ldc, nr, rq);
-        for (size_t i = full; i < m; ++i) tile(1, a + i * lda, lda, k, a_flip, weights, &p, c + i * ldc + j, ldc, nr, rq);
-    }
+    mlcc_qs8_packed_walk(MR, false, m, n, k, &rows, packed, c, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile);
 }
 #endif

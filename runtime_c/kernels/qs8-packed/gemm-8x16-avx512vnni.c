@@ -3,24 +3,15 @@
  * vpdpbusd multiplies unsigned by signed bytes and sums the four 16-bit products into 32 bits (no
  * saturation): it is fed a' + 128 (a ^ a_flip ^ 0x80) and the accumulators start at bias - 128 * sums,
  * so the result is exact. Requantization: each lane's multiplier and shift, 64-bit products and arithmetic
- * shifts (vpsravq). Rows past a multiple of 8 go one at a time. A shift below 31 (a real multiplier of 1 or more) takes the reference's code. */
+ * shifts (vpsravq). Rows past a multiple of 8 go one at a time (walk.h). A shift below 31 (a real multiplier of 1
+ * or more) takes the reference's code. */
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 #include <immintrin.h>
 #include <string.h>
 
-#include "mlcc/kernels/qs8-packed.h"
+#include "walk.h"
 
 #define MR 8
-
-static inline int32_t row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
-    uint32_t bytes = 0;
-    if (4 * q + 4 <= k) {
-        memcpy(&bytes, row + 4 * q, 4);
-    } else {  /* past k meets the panel's zero padding */
-        for (size_t p = 4 * q; p < k; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
-    }
-    return (int32_t)(bytes ^ flip);
-}
 
 /* The parameters of one panel's 16 columns, as vectors */
 struct panel {
@@ -29,8 +20,8 @@ struct panel {
     __mmask16 columns;
 };
 
-static inline struct panel panel_of(const int8_t *base, size_t j, size_t n, const struct mlcc_qs8_requant *rq) {
-    const size_t nr = MLCC_MIN(MLCC_QS8_PACKED_NR, n - j);
+/* a mlcc_qs8_packed_panel_fn */
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_requant *rq) {
     const __m512i one = _mm512_set1_epi64(1);
     struct panel pn;
     pn.columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
@@ -44,7 +35,7 @@ static inline struct panel panel_of(const int8_t *base, size_t j, size_t n, cons
     pn.round_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_even, one));
     pn.round_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(pn.s_odd, one));
     pn.mult_odd = _mm512_srli_epi64(pn.multiplier, 32);
-    return pn;
+    *(struct panel *)state = pn;
 }
 
 /* One row of one panel's accumulators requantized and stored (a value, not the array: the accumulators stay
@@ -78,29 +69,30 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
     }
     if (4 * k4 < k) {
         const __m512i ws = _mm512_loadu_si512(pn->weights + k4 * 64);
-        for (size_t r = 0; r < mr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(row_quad(a + r * lda, k4, k, flip)), ws);
+        for (size_t r = 0; r < mr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32((int32_t)mlcc_qs8_row_quad(a + r * lda, k4, k, flip)), ws);
     }
     for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
 }
 
+/* a mlcc_qs8_packed_tile_fn: rows of bytes ^ a_flip ^ 0x80 */
+static inline __attribute__((always_inline)) void rows_tile(size_t mr, const void *operand, size_t i, const void *state,
+                                                            uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const struct mlcc_qs8_packed_rows *rows = operand;
+    const uint8_t *a = rows->a + i * rows->lda;
+    const uint32_t flip = (uint32_t)(rows->a_flip ^ 0x80) * 0x01010101u;
+    if (mr == MR && flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
+        tile(MR, a, rows->lda, rows->k, 0, state, c, ldc, rq);
+    } else {
+        tile(mr, a, rows->lda, rows->k, flip, state, c, ldc, rq);
+    }
+}
+
 void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                       const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    for (size_t j = 0; j < n; ++j) {
-        if (rq->shift[j] < 31) {
-            mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
-            return;
-        }
-    }
-    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % MR;
-    const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
-    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        const struct panel pn = panel_of(packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, n, rq);
-        if (flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
-            for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, 0, &pn, c + i * ldc + j, ldc, rq);
-        } else {
-            for (size_t i = 0; i < full; i += MR) tile(MR, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
-        }
-        for (size_t i = full; i < m; ++i) tile(1, a + i * lda, lda, k, flip, &pn, c + i * ldc + j, ldc, rq);
+    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
+    struct panel pn;
+    if (!mlcc_qs8_packed_walk(MR, true, m, n, k, &rows, packed, c, ldc, rq, &pn, panel_of, rows_tile)) {
+        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
     }
 }
 
@@ -150,25 +142,34 @@ static inline void tile_indirect1(const uint8_t *const *rows, size_t taps, size_
     store_row(acc, pn, c, rq);
 }
 
+/* The indirect form's operand: each row's taps, `taps` pointers a row, and the flip as rows_tile's */
+struct taps {
+    const uint8_t *const *rows;
+    size_t taps, channels;
+    uint32_t flip;
+};
+
+/* a mlcc_qs8_packed_tile_fn: 8 rows or 1 */
+static inline __attribute__((always_inline)) void taps_tile(size_t mr, const void *operand, size_t i, const void *state,
+                                                            uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const struct taps *t = operand;
+    const uint8_t *const *rows = t->rows + i * t->taps;
+    if (mr < MR) {
+        tile_indirect1(rows, t->taps, t->channels, t->flip, state, c, rq);
+    } else if (t->flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
+        tile_indirect8(rows, t->taps, t->channels, 0, state, c, ldc, rq);
+    } else {
+        tile_indirect8(rows, t->taps, t->channels, t->flip, state, c, ldc, rq);
+    }
+}
+
 void mlcc_qs8_packed_igemm__avx512vnni(size_t m, size_t n, size_t taps, size_t channels, const uint8_t *const *rows,
                                        uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
                                        const struct mlcc_qs8_requant *rq) {
-    for (size_t j = 0; j < n; ++j) {
-        if (rq->shift[j] < 31) {
-            mlcc_qs8_packed_igemm__reference(m, n, taps, channels, rows, a_flip, packed, c, ldc, rq);
-            return;
-        }
-    }
-    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(taps * channels), full = m - m % MR;
-    const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
-    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        const struct panel pn = panel_of(packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, n, rq);
-        if (flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
-            for (size_t i = 0; i < full; i += MR) tile_indirect8(rows + i * taps, taps, channels, 0, &pn, c + i * ldc + j, ldc, rq);
-        } else {
-            for (size_t i = 0; i < full; i += MR) tile_indirect8(rows + i * taps, taps, channels, flip, &pn, c + i * ldc + j, ldc, rq);
-        }
-        for (size_t i = full; i < m; ++i) tile_indirect1(rows + i * taps, taps, channels, flip, &pn, c + i * ldc + j, rq);
+    const struct taps operand = {rows, taps, channels, (uint32_t)(a_flip ^ 0x80) * 0x01010101u};
+    struct panel pn;
+    if (!mlcc_qs8_packed_walk(MR, true, m, n, taps * channels, &operand, packed, c, ldc, rq, &pn, panel_of, taps_tile)) {
+        mlcc_qs8_packed_igemm__reference(m, n, taps, channels, rows, a_flip, packed, c, ldc, rq);
     }
 }
 #endif

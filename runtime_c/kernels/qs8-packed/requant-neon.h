@@ -8,15 +8,21 @@
 
 #include <arm_neon.h>
 
-#include "mlcc/kernels/qs8-packed.h"
+#include "walk.h"
 
-/* One panel's 16 columns: past n, a zero bias and a neutral multiplier (their bytes are not stored) */
+/* One panel's 16 columns: past n, a zero bias and a neutral multiplier (their bytes are not stored); its quads */
 struct mlcc_qs8_panel_rq {
+    const int8_t *weights;
+    size_t nr;
     int32_t bias[16], multiplier[16];
     int64_t round[16], shift[16];  /* 2^(shift - 1), -shift */
 };
 
-static inline void mlcc_qs8_panel_rq_load(struct mlcc_qs8_panel_rq *p, const struct mlcc_qs8_requant *rq, size_t j, size_t nr) {
+/* a mlcc_qs8_packed_panel_fn */
+static inline void mlcc_qs8_panel_rq_load(void *state, const int8_t *panel, size_t j, size_t nr, const struct mlcc_qs8_requant *rq) {
+    struct mlcc_qs8_panel_rq *p = state;
+    p->weights = panel + 64;
+    p->nr = nr;
     for (size_t q = 0; q < 16; ++q) {
         const int32_t shift = q < nr ? rq->shift[j + q] : 31;
         p->bias[q] = q < nr ? rq->bias[j + q] : 0;
@@ -55,13 +61,6 @@ static inline void mlcc_qs8_store16_neon(const int32x4_t s[4], const struct mlcc
         vst1q_u8(lanes, bytes);
         for (size_t q = 0; q < nr; ++q) c[q] = lanes[q];
     }
-}
-
-/* A row's bytes 4q .. 4q + 3 ^ flip, zero past k (where the panel is zero too) */
-static inline uint32_t mlcc_qs8_row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
-    uint32_t bytes = 0;
-    for (size_t p = 4 * q; p < k && p < 4 * q + 4; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
-    return bytes ^ flip;
 }
 
 #endif /* MLCC_QS8_PACKED_REQUANT_NEON_H */

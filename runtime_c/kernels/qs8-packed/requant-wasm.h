@@ -3,17 +3,23 @@
 #ifndef MLCC_QS8_PACKED_REQUANT_WASM_H
 #define MLCC_QS8_PACKED_REQUANT_WASM_H
 
-#include "mlcc/kernels/qs8-packed.h"
+#include "walk.h"
 #include "mlcc/qs8-requant-wasm.h"
 
-/* One panel's 16 columns: past n, a zero bias and a neutral multiplier (their bytes are not stored) */
+/* One panel's 16 columns: past n, a zero bias and a neutral multiplier (their bytes are not stored); its quads */
 struct mlcc_qs8_panel_rq {
+    const int8_t *weights;
+    size_t nr;
     int32_t bias[16], multiplier[16];
     uint32_t factor[16];
     uint64_t round[16];
 };
 
-static inline void mlcc_qs8_panel_rq_load(struct mlcc_qs8_panel_rq *p, const struct mlcc_qs8_requant *rq, size_t j, size_t nr) {
+/* a mlcc_qs8_packed_panel_fn */
+static inline void mlcc_qs8_panel_rq_load(void *state, const int8_t *panel, size_t j, size_t nr, const struct mlcc_qs8_requant *rq) {
+    struct mlcc_qs8_panel_rq *p = state;
+    p->weights = panel + 64;
+    p->nr = nr;
     for (size_t q = 0; q < 16; ++q) {
         p->bias[q] = q < nr ? rq->bias[j + q] : 0;
         p->multiplier[q] = q < nr ? rq->multiplier[j + q] : 1 << 30;
@@ -38,13 +44,6 @@ static inline void mlcc_qs8_store16_wasm(v128_t v0, v128_t v1, v128_t v2, v128_t
         wasm_v128_store(lanes, bytes);
         for (size_t q = 0; q < nr; ++q) c[q] = lanes[q];
     }
-}
-
-/* A row's bytes 4q .. 4q + 3 ^ flip, zero past k (where the panel is zero too) */
-static inline uint32_t mlcc_qs8_row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
-    uint32_t bytes = 0;
-    for (size_t p = 4 * q; p < k && p < 4 * q + 4; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
-    return bytes ^ flip;
 }
 
 #endif /* MLCC_QS8_PACKED_REQUANT_WASM_H */

@@ -1,0 +1,56 @@
+/* The walk qs8-packed's SIMD kernels share over their panels (see qs8-packed.h): a form whose requantization
+ * needs every shift 31 or more takes none below (the caller takes the reference's code), each 16-column panel's
+ * state is made once, then tiles of `tile_rows` rows and the last rows one at a time. The driver is inlined with
+ * the kernel's functions, so their calls are direct and inlined too: the same code as a walk written out per
+ * kernel. Included by the kernels' sources only. */
+#ifndef MLCC_QS8_PACKED_WALK_H
+#define MLCC_QS8_PACKED_WALK_H
+
+#include "mlcc/kernels/qs8-packed.h"
+
+/* The operand of the GEMM forms: m rows of k bytes, lda apart */
+struct mlcc_qs8_packed_rows {
+    const uint8_t *a;
+    size_t lda, k;
+    uint8_t a_flip;
+};
+
+/* Makes a kernel's state for one panel: its bytes (the column sums, then the quads) and columns [j, j + nr) */
+typedef void (*mlcc_qs8_packed_panel_fn)(void *state, const int8_t *panel, size_t j, size_t nr,
+                                         const struct mlcc_qs8_requant *rq);
+
+/* Rows [i, i + mr) of the kernel's operand times the panel in `state`, requantized to c (row i, the panel's
+ * first column) */
+typedef void (*mlcc_qs8_packed_tile_fn)(size_t mr, const void *operand, size_t i, const void *state, uint8_t *c,
+                                        size_t ldc, const struct mlcc_qs8_requant *rq);
+
+/* Returns false, having written nothing, where `wide_shifts_only` and a column's shift is below 31 (a real
+ * multiplier of 1 or more). k: the panels' depth. */
+static inline __attribute__((always_inline)) bool mlcc_qs8_packed_walk(size_t tile_rows, bool wide_shifts_only, size_t m,
+                                                                       size_t n, size_t k, const void *operand,
+                                                                       const int8_t *packed, uint8_t *c, size_t ldc,
+                                                                       const struct mlcc_qs8_requant *rq, void *state,
+                                                                       mlcc_qs8_packed_panel_fn panel,
+                                                                       mlcc_qs8_packed_tile_fn tile) {
+    if (wide_shifts_only) {
+        for (size_t j = 0; j < n; ++j) {
+            if (rq->shift[j] < 31) return false;
+        }
+    }
+    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % tile_rows;
+    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+        panel(state, packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, MLCC_MIN(MLCC_QS8_PACKED_NR, n - j), rq);
+        for (size_t i = 0; i < full; i += tile_rows) tile(tile_rows, operand, i, state, c + i * ldc + j, ldc, rq);
+        for (size_t i = full; i < m; ++i) tile(1, operand, i, state, c + i * ldc + j, ldc, rq);
+    }
+    return true;
+}
+
+/* A row's bytes 4q .. 4q + 3 ^ flip, zero past k (where the panel is zero too) */
+static inline uint32_t mlcc_qs8_row_quad(const uint8_t *row, size_t q, size_t k, uint32_t flip) {
+    uint32_t bytes = 0;
+    for (size_t p = 4 * q; p < k && p < 4 * q + 4; ++p) bytes |= (uint32_t)row[p] << (8 * (p - 4 * q));
+    return bytes ^ flip;
+}
+
+#endif /* MLCC_QS8_PACKED_WALK_H */
