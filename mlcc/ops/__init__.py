@@ -177,6 +177,12 @@ class Op:
         runtime_c/include/mlcc/activation.h (e.g. ("clip", 0.0, 6.0)), else None."""
         return None
 
+    def packed_integer_product(self, node: Node) -> tuple[Value, np.ndarray, Value | None] | None:
+        """For passes/fuse_integer_matmul: an 8-bit product by constant weights as (a, w, a_zero), the int32
+        sum_p (a[i][p] - a_zero) * w[j][p] with w int8 [n, k] (the weights less their zero point, transposed);
+        None when this node is not one."""
+        return None
+
     def absorb_bias(self, node: Node, bias: np.ndarray) -> bool:
         """For epilogue ops: fold a constant added to the output into the node's own bias; False if its
         broadcast does not fit (e.g. not per output channel)."""

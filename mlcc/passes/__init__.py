@@ -18,10 +18,10 @@ from ..targets import Target
 
 PIPELINES: dict[int, list[str]] = {
     0: ["fold_constants", "eliminate_dead_code", "widen_float16"],
-    1: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
-        "fold_batch_norm", "fuse_matmul_add", "eliminate_dead_code", "widen_float16"],
-    2: ["lower_quantized_islands", "fold_constants", "remove_identities", "simplify_algebra", "eliminate_common_subexpressions",
-        "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
+    1: ["lower_quantized_islands", "fold_constants", "fuse_integer_matmul", "remove_identities", "simplify_algebra",
+        "eliminate_common_subexpressions", "fold_batch_norm", "fuse_matmul_add", "eliminate_dead_code", "widen_float16"],
+    2: ["lower_quantized_islands", "fold_constants", "fuse_integer_matmul", "remove_identities", "simplify_algebra",
+        "eliminate_common_subexpressions", "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
         "recognise_attention", "distribute_activations", "fuse_epilogues", "choose_layout", "choose_winograd",
         "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }

@@ -118,6 +118,20 @@ def test_matmul_integer(a_shape, b_shape, a_zero, b_zero, target, tmp_path):
     check_model(model, {"a": a, "b": b}, target, tmp_path, expected=expected)
 
 
+@pytest.mark.parametrize("a_dtype,b_dtype,b_zero", [
+    (np.uint8, np.int8, None),  # as onnxruntime's dynamic quantization writes it (a's zero point at run time)
+    (np.int8, np.uint8, np.uint8(128)),  # b less its zero point still int8: packed too
+])
+def test_matmul_integer_by_constant_weights(a_dtype, b_dtype, b_zero, target, tmp_path):
+    """The int32 PackedIntegerMatMul (passes/fuse_integer_matmul) on qs8-packed: rows around a tile, columns past
+    a panel, k not a multiple of 4."""
+    a, b = _ints(a_dtype, 2, 9, 7), _ints(b_dtype, 7, 18, seed=1)
+    inits = {"b": b, "az": np.array(3, a_dtype)} | ({"bz": b_zero} if b_zero is not None else {})
+    model = node_model("MatMulInteger", {"a": a}, ["y"], {"_order": ["a", *inits]}, opset=10, initializers=inits)
+    report = check_model(model, {"a": a}, target, tmp_path)
+    assert report["ops"] == {"PackedIntegerMatMul": 1}
+
+
 @pytest.mark.parametrize("dtype,a_shape,b_shape,per_column", [
     (np.uint8, (5, 8), (8, 6), False),
     (np.int8, (2, 5, 8), (2, 8, 6), False),

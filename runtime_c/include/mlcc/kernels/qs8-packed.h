@@ -78,4 +78,37 @@ static inline size_t mlcc_qs8_conv_nhwc_indirect_bytes(size_t rows, size_t taps,
     return rows * taps * sizeof(const uint8_t *) + 3u * mlcc_qs8_conv_nhwc_indirect_run(channels);
 }
 
+/* The dequantizing forms, for dynamically quantized products (DynamicQuantizeLinear -> MatMulInteger with
+ * constant weights -> Cast -> Mul -> Add, mlcc/ops/packed_integer_mat_mul.py): the same panels, an exact int32
+ *   acc = sum_p (a[i*lda + p] - a_zero) * w[j][p]     a read as uint8 (a_flip 0x80) or int8 (a_flip 0)
+ * with the run-time zero point taken as a_zero * sums[j] from the panel (one multiply per column), then
+ *   _s32: c[i*ldc + j] = acc
+ *   _f32: c[i*ldc + j] = (float)acc, times scale[j * scale_step] where scale is not NULL, plus offset[j]
+ *         where offset is not NULL: the graph's Cast, Mul and Add in its order, each rounded to float, so
+ *         every form is bit-identical to the reference and to the ONNX graph run as written. */
+struct mlcc_qs8_dequant {
+    int32_t a_zero;
+    const float *scale;  /* NULL, or scale_step 0: one for every column (per tensor), 1: one per column */
+    size_t scale_step;
+    const float *offset;  /* NULL or n */
+};
+
+#define MLCC_QS8_PACKED_DEQUANT_DECLARE(isa)                                                                        \
+    void mlcc_qs8_packed_gemm_f32__##isa(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip, \
+                                         const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq); \
+    void mlcc_qs8_packed_gemm_s32__##isa(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip, \
+                                         const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq)
+MLCC_QS8_PACKED_DEQUANT_DECLARE(reference);
+MLCC_QS8_PACKED_DEQUANT_DECLARE(avx512vnni);
+MLCC_QS8_PACKED_DEQUANT_DECLARE(avx2);
+MLCC_QS8_PACKED_DEQUANT_DECLARE(wasmsimd);
+
+/* One dequantized output, as the graph computes it */
+static inline float mlcc_qs8_dequantize(int32_t acc, const struct mlcc_qs8_dequant *dq, size_t j) {
+    float y = (float)acc;
+    if (dq->scale) y = y * dq->scale[j * dq->scale_step];
+    if (dq->offset) y = y + dq->offset[j];
+    return y;
+}
+
 #endif /* MLCC_KERNELS_QS8_PACKED_H */

@@ -1,0 +1,65 @@
+"""PackedIntegerMatMul (internal, domain "mlcc"): a MatMulInteger by constant 8-bit weights and the float
+scaling after it in a dynamically quantized model (onnxruntime.quantization.quantize_dynamic, com.microsoft
+DynamicQuantizeMatMul), one step through qs8-packed's dequantizing forms (mlcc_qs8_packed_gemm_f32 / _s32,
+runtime_c/include/mlcc/kernels/qs8-packed.h) on weights packed in panels at build time; made by
+passes/fuse_integer_matmul.
+
+  acc[i][j] = sum_p (a[i][p] - a_zero) * w[j][p]          exact in int32; a_zero costs a_zero * sums[j]
+  y[i][j]   = acc                                         (no Cast after the MatMulInteger: int32)
+            = ((float)acc * scale[0 or j]) + bias[j]      the graph's Cast, Mul and Add, in its order
+
+Inputs: a ([..., k], uint8 or int8, its rows flattened), w (int8 [n, k]: B transposed with B's zero point
+subtracted), a_zero (one value of a's type, run-time or constant, or absent), scale (float32, one value or one
+per column, or absent), bias (constant float32 [n], or absent). Attribute: a_flip (128 for uint8 a, else 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Node, Value
+from . import Op, register
+from ._qs8 import FAMILY, packed_panels
+
+DOMAIN = "mlcc"
+
+
+@register
+class PackedIntegerMatMul(Op):
+    op_type = "PackedIntegerMatMul"
+    domain = DOMAIN
+    vector_families = ("qs8-packed",)
+
+    def reference(self, node: Node, inputs):
+        a, w, a_zero, scale, bias = (inputs + [None] * 5)[:5]
+        k = w.shape[1]
+        rows = a.reshape(-1, k).astype(np.int64) - (0 if a_zero is None else int(np.asarray(a_zero).reshape(-1)[0]))
+        acc = (rows @ w.astype(np.int64).T).astype(np.int32)
+        y = node.outputs[0]
+        if y.dtype == np.int32:
+            return [acc.reshape(y.shape)]
+        out = acc.astype(np.float32)
+        if scale is not None:
+            out = out * np.asarray(scale, np.float32).reshape(-1)
+        if bias is not None:
+            out = out + np.asarray(bias, np.float32)
+        return [out.astype(np.float32).reshape(y.shape)]
+
+    def lower(self, node: Node, ctx) -> None:
+        a, w, a_zero, scale, bias = (node.inputs + [None] * 5)[:5]
+        y = node.outputs[0]
+        n, k = w.shape
+        packed = packed_panels(w.data)
+        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
+        floats = y.dtype == np.float32
+        ctx.use_kernels(FAMILY)  # qs8-packed.h's structs live in qs8-gemm.h
+        gemm = ctx.kernel("mlcc_qs8_packed_gemm_f32" if floats else "mlcc_qs8_packed_gemm_s32")
+        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, m=a.size // k, n=n, k=k, a=ctx.ptr(a),
+                 a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y), y_type="float" if floats else "int32_t",
+                 a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",
+                 scale=ctx.ptr(scale) if scale is not None else "NULL",
+                 scale_step=int(scale is not None and scale.size > 1),
+                 bias=ctx.ptr(bias) if bias is not None else "NULL")
+
+    def flops(self, node: Node) -> int:
+        return 2 * node.outputs[0].size * node.inputs[1].shape[1]
