@@ -74,15 +74,57 @@ def check_model(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path
     return report
 
 
+def shared_model(tmp_path_factory, name: str, write) -> Path:
+    """The model `write(path)` saves (an exporter's), made once per test session: the xdist workers share it
+    through their common temp folder, weights inline (an exporter may write them aside)."""
+    shared = tmp_path_factory.getbasetemp().parent / "shared_models"
+    shared.mkdir(exist_ok=True)
+    path = shared / f"{name}.onnx"
+    if not path.exists():
+        staged = tmp_path_factory.mktemp(name) / f"{name}.onnx"
+        write(staged)
+        whole = shared / f"{name}.{os.getpid()}.onnx"
+        onnx.save(onnx.load(str(staged)), str(whole))
+        os.replace(whole, path)  # a worker racing us writes the same model
+    return path
+
+
 def check_sizes(model: onnx.ModelProto, feeds_at, sizes: list, target: str, tmp_path: Path,
-                rtol: float = 1e-4, atol: float = 1e-5, **options) -> dict:
+                rtol: float = 1e-4, atol: float = 1e-5, refused: tuple | None = None, arena_as_static: bool = False,
+                **options) -> dict:
     """One build with run-time dimensions (options `dims` / `shapes` holding MIN..MAX ranges as tuples), run at
-    each of `sizes` (feeds_at(size) makes the inputs) and compared with onnxruntime at each. Returns the report."""
+    each of `sizes` (feeds_at(size) makes the inputs) and compared with onnxruntime at each. `refused` =
+    (size, message): a size out of range the artifact must refuse with that message. `arena_as_static`: the
+    arena must be a static build's at the maximum of every range (not so where the static build folds what
+    varies at run time, e.g. a stored mask cut to the size). Returns the report."""
+    from mlcc.errors import RunError
+    from mlcc.pipeline import compile_model
+
     name, runner = split_target(target)
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
     out_dir, report = build(path, BuildOptions(target=name, out_dir=tmp_path / f"out-{name}", **options))
+    if arena_as_static:
+        def maximum(extent):
+            return extent[1] if isinstance(extent, tuple) else extent
+
+        at_maximum = {}
+        if "dims" in options:
+            at_maximum["dims"] = {dim: maximum(extent) for dim, extent in options["dims"].items()}
+        if "shapes" in options:
+            at_maximum["shapes"] = {input: tuple(map(maximum, shape)) for input, shape in options["shapes"].items()}
+        static = compile_model(path, BuildOptions(target=name, compile=False, **{**options, **at_maximum}))
+        assert report["arena_bytes"] == static.plan.arena_bytes, \
+            f"arena {report['arena_bytes']:,} B, a static build's at the maximum {static.plan.arena_bytes:,} B"
     loaded = runners.load(out_dir, runner=runner)
+    if refused is not None:
+        size, message = refused
+        try:
+            loaded.run(feeds_at(size))
+        except RunError as error:
+            assert message in str(error), str(error)
+        else:
+            raise AssertionError(f"size {size} out of range was not refused")
     names = [o["name"] for o in report["outputs"]]
     for size in sizes:
         feeds = feeds_at(size)

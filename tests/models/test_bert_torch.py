@@ -10,12 +10,11 @@ dependency torch (CPU wheel; onnxscript for the default exporter).
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 
 import pytest
 
-from tests.golden import check_model
+from tests.golden import check_model, shared_model
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -120,19 +119,10 @@ def exported(tmp_path_factory):
     (a torch.export-based export takes seconds)."""
     import onnx
 
-    shared = tmp_path_factory.getbasetemp().parent / "bert_torch"
-    shared.mkdir(exist_ok=True)
-
     def get(name):
-        path = shared / f"{name}.onnx"
         torch.manual_seed(0)
         module, args, names, exporter = VARIANTS[name]()
-        if not path.exists():
-            staged = tmp_path_factory.mktemp(name) / f"{name}.onnx"
-            _export(module, args, names, staged, exporter)
-            whole = shared / f"{name}.{os.getpid()}.onnx"
-            onnx.save(onnx.load(str(staged)), str(whole))  # weights inline (the exporter may write them aside)
-            os.replace(whole, path)  # a worker racing us writes the same model
+        path = shared_model(tmp_path_factory, f"bert_torch_{name}", lambda path: _export(module, args, names, path, exporter))
         return onnx.load(str(path)), {n: a.numpy() for n, a in zip(names, args)}
 
     return get

@@ -5,14 +5,12 @@ refused. Needs the optional test dependencies torch and transformers."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mlcc.pipeline import BuildOptions, compile_model
-from tests.golden import check_sizes
+from tests.golden import check_sizes, shared_model
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -23,38 +21,28 @@ RANGE = (1, 128)
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory) -> Path:
-    """The exported model, shared by the xdist workers through the common temp folder."""
-    import onnx
+    def export(path):
+        config = transformers.BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                         intermediate_size=128, max_position_embeddings=RANGE[1],
+                                         attn_implementation="eager")
+        torch.manual_seed(0)
+        encoder = transformers.BertModel(config, add_pooling_layer=False).eval()
 
-    shared = tmp_path_factory.getbasetemp().parent / "dynamic_bert"
-    shared.mkdir(exist_ok=True)
-    path = shared / "bert.onnx"
-    if path.exists():
-        return path
-    config = transformers.BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=128, max_position_embeddings=RANGE[1],
-                                     attn_implementation="eager")
-    torch.manual_seed(0)
-    encoder = transformers.BertModel(config, add_pooling_layer=False).eval()
+        class LastHiddenState(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = encoder
 
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = encoder
+            def forward(self, input_ids, attention_mask):
+                return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
-        def forward(self, input_ids, attention_mask):
-            return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        ids, mask = torch.zeros(1, 16, dtype=torch.int64), torch.ones(1, 16, dtype=torch.int64)
+        with torch.no_grad():
+            torch.onnx.export(LastHiddenState().eval(), (ids, mask), str(path), input_names=["input_ids", "attention_mask"],
+                              output_names=["y"], opset_version=14, dynamo=False,
+                              dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}, "y": {1: "seq"}})
 
-    staged = tmp_path_factory.mktemp("bert") / "bert.onnx"
-    ids, mask = torch.zeros(1, 16, dtype=torch.int64), torch.ones(1, 16, dtype=torch.int64)
-    with torch.no_grad():
-        torch.onnx.export(LastHiddenState().eval(), (ids, mask), str(staged), input_names=["input_ids", "attention_mask"],
-                          output_names=["y"], opset_version=14, dynamo=False,
-                          dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}, "y": {1: "seq"}})
-    whole = shared / f"bert.{os.getpid()}.onnx"
-    onnx.save(onnx.load(str(staged)), str(whole))
-    os.replace(whole, path)  # a worker racing us writes the same model
-    return path
+    return shared_model(tmp_path_factory, "dynamic_bert", export)
 
 
 def feeds(size: int) -> dict[str, np.ndarray]:
@@ -67,14 +55,7 @@ def feeds(size: int) -> dict[str, np.ndarray]:
 def test_one_artifact_matches_at_every_size(bert, target, tmp_path):
     import onnx
 
-    from mlcc import runners
-    from mlcc.errors import RunError
-
-    report = check_sizes(onnx.load(str(bert)), feeds, SIZES, target, tmp_path, rtol=1e-4, atol=1e-4, dims={"seq": RANGE})
+    report = check_sizes(onnx.load(str(bert)), feeds, SIZES, target, tmp_path, rtol=1e-4, atol=1e-4, dims={"seq": RANGE},
+                         arena_as_static=True, refused=(129, "seq must be within 1..128"))
     assert report["ops"]["FusedAttention"] == 2 and report["dims"] == [{"name": "seq", "min": 1, "max": 128, "c_member": "seq"}]
     assert report["outputs"][0]["dims"] == [1, "seq", 64] and report["arena_bytes_at_min"] < report["arena_bytes"]
-    static = compile_model(bert, BuildOptions(target=target.partition("@")[0], dims={"seq": RANGE[1]}, compile=False))
-    assert report["arena_bytes"] == static.plan.arena_bytes
-    loaded = runners.load(tmp_path / f"out-{target.partition('@')[0]}", runner=target.partition("@")[2] or None)
-    with pytest.raises(RunError, match="seq must be within 1..128"):
-        loaded.run(feeds(129))

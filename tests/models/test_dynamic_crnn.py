@@ -7,14 +7,12 @@ target, its arena equals a static build's at 640, and 641 is refused. Needs the 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mlcc.pipeline import BuildOptions, compile_model
-from tests.golden import check_sizes
+from tests.golden import check_sizes, shared_model
 
 torch = pytest.importorskip("torch")
 
@@ -44,28 +42,17 @@ class Recogniser(torch.nn.Module):
 
 @pytest.fixture(scope="module")
 def crnn(tmp_path_factory) -> Path:
-    """The exported model, shared by the xdist workers through the common temp folder."""
-    import onnx
+    def export(path):
+        torch.manual_seed(0)
+        model = Recogniser().eval()
+        with torch.no_grad():
+            model.features[1].running_mean.uniform_(-0.5, 0.5)
+            model.features[1].running_var.uniform_(0.5, 2.0)
+            torch.onnx.export(model, torch.randn(1, 1, HEIGHT, 100), str(path), input_names=["image"],
+                              output_names=["log_probs"], opset_version=17, dynamo=False,
+                              dynamic_axes={"image": {3: "W"}, "log_probs": {0: "T"}})
 
-    shared = tmp_path_factory.getbasetemp().parent / "dynamic_crnn"
-    shared.mkdir(exist_ok=True)
-    path = shared / "crnn.onnx"
-    if path.exists():
-        return path
-    torch.manual_seed(0)
-    model = Recogniser().eval()
-    with torch.no_grad():
-        model.features[1].running_mean.uniform_(-0.5, 0.5)
-        model.features[1].running_var.uniform_(0.5, 2.0)
-    staged = tmp_path_factory.mktemp("crnn") / "crnn.onnx"
-    with torch.no_grad():
-        torch.onnx.export(model, torch.randn(1, 1, HEIGHT, 100), str(staged), input_names=["image"],
-                          output_names=["log_probs"], opset_version=17, dynamo=False,
-                          dynamic_axes={"image": {3: "W"}, "log_probs": {0: "T"}})
-    whole = shared / f"crnn.{os.getpid()}.onnx"
-    onnx.save(onnx.load(str(staged)), str(whole))
-    os.replace(whole, path)  # a worker racing us writes the same model
-    return path
+    return shared_model(tmp_path_factory, "dynamic_crnn", export)
 
 
 def feeds(width: int) -> dict[str, np.ndarray]:
@@ -75,15 +62,7 @@ def feeds(width: int) -> dict[str, np.ndarray]:
 def test_one_artifact_matches_at_every_width(crnn, target, tmp_path):
     import onnx
 
-    from mlcc import runners
-    from mlcc.errors import RunError
-
-    report = check_sizes(onnx.load(str(crnn)), feeds, WIDTHS, target, tmp_path, rtol=1e-4, atol=1e-4, dims={"W": RANGE})
+    report = check_sizes(onnx.load(str(crnn)), feeds, WIDTHS, target, tmp_path, rtol=1e-4, atol=1e-4, dims={"W": RANGE},
+                         arena_as_static=True, refused=(641, "W must be within 32..640"))
     assert report["ops"]["LSTM"] == 1 and report["ops"]["GRU"] == 1
-    # the sequence: W/2, then ceil(W/4), then one more column from the width padding of the last pool
     assert report["outputs"][0]["shape"] == [161, 1, 12] and report["outputs"][0]["shape_min"] == [9, 1, 12]
-    static = compile_model(crnn, BuildOptions(target=target.partition("@")[0], dims={"W": RANGE[1]}, compile=False))
-    assert report["arena_bytes"] == static.plan.arena_bytes
-    loaded = runners.load(tmp_path / f"out-{target.partition('@')[0]}", runner=target.partition("@")[2] or None)
-    with pytest.raises(RunError, match="W must be within 32..640"):
-        loaded.run(feeds(641))

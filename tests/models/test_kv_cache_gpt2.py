@@ -8,7 +8,6 @@ to the bound. Needs the optional test dependencies torch and transformers."""
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ import pytest
 
 from mlcc import runners
 from mlcc.pipeline import BuildOptions, build
-from tests.golden import split_target
+from tests.golden import shared_model, split_target
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -34,17 +33,12 @@ def textgen():
 
 
 def exported(tmp_path_factory, dynamo: bool) -> Path:
-    """The exported model, shared by the xdist workers through the common temp folder."""
-    shared = tmp_path_factory.getbasetemp().parent / "kv_cache_gpt2"
-    shared.mkdir(exist_ok=True)
-    path = shared / f"gpt2_{'dynamo' if dynamo else 'legacy'}.onnx"
-    if not path.exists():
+    def export(path):
         train = textgen()
-        staged = shared / f"{path.stem}.{os.getpid()}.onnx"
         train.export(train.model(seed=0, vocabulary=VOCABULARY, layers=LAYERS, heads=HEADS, width=WIDTH,
-                                 context=CONTEXT), staged, dynamo=dynamo)
-        os.replace(staged, path)  # a worker racing us writes the same model
-    return path
+                                 context=CONTEXT), path, dynamo=dynamo)
+
+    return shared_model(tmp_path_factory, f"gpt2_{'dynamo' if dynamo else 'legacy'}", export)
 
 
 @pytest.fixture(scope="module")
