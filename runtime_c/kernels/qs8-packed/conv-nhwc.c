@@ -69,6 +69,11 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     }
 }
 
+/* Each tap's pointer for `count` output pixels from (oh, ow) on. A pixel with every tap inside x (most of
+ * them) is its first tap's address plus the taps' fixed offsets (a loop the compiler vectorises); one near the
+ * border tests each tap. */
+#define MAX_OFFSET_TAPS 64
+
 void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                  uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                                  void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm) {
@@ -84,30 +89,35 @@ void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const u
     for (size_t i = 0; i < 2 * run; ++i) end[i] = i < tail ? tail_start[i] : 0;
     const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
     const size_t step_h = g->dilation_h * g->in_w * channels, step_w = g->dilation_w * channels;
+    size_t offset[MAX_OFFSET_TAPS];  /* an inside pixel's taps from its first, in (kh, kw) order: increasing */
+    const bool offsets = taps <= MAX_OFFSET_TAPS;
+    for (size_t kh = 0, t = 0; offsets && kh < g->kernel_h; ++kh) {
+        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) offset[t] = kh * step_h + kw * step_w;
+    }
     size_t oh = 0, ow = 0;  /* the block's first pixel */
     for (size_t first = 0, pixels = g->out_h * g->out_w; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
         const uint8_t **tap = pointers;
-        for (size_t r = 0; r < count; ++r) {
+        for (size_t r = 0; r < count; ++r, tap += taps) {
             /* left of the padding wraps around to a huge size_t: one test covers both sides */
             const size_t ih0 = oh * g->stride_h - g->pad_top, iw0 = ow * g->stride_w - g->pad_left;
-            if (ih0 < g->in_h && ih0 + reach_h < g->in_h && iw0 < g->in_w && iw0 + reach_w < g->in_w) {
-                const uint8_t *row = x + (ih0 * g->in_w + iw0) * channels;  /* every tap inside */
-                for (size_t kh = 0; kh < g->kernel_h; ++kh, row += step_h) {
-                    for (size_t kw = 0; kw < g->kernel_w; ++kw) *tap++ = row + kw * step_w;
-                }
-            } else {
-                for (size_t kh = 0; kh < g->kernel_h; ++kh) {
-                    const size_t ih = ih0 + kh * g->dilation_h;
-                    for (size_t kw = 0; kw < g->kernel_w; ++kw) {
-                        const size_t iw = iw0 + kw * g->dilation_w;
-                        *tap++ = ih < g->in_h && iw < g->in_w ? x + (ih * g->in_w + iw) * channels : padding;
+            const bool inside = ih0 < g->in_h && ih0 + reach_h < g->in_h && iw0 < g->in_w && iw0 + reach_w < g->in_w;
+            if (inside && offsets) {
+                const uint8_t *base = x + (ih0 * g->in_w + iw0) * channels;
+                for (size_t t = 0; t < taps; ++t) tap[t] = base + offset[t];
+                if (run > channels && (size_t)(tap[taps - 1] - x) + run > x_bytes) {  /* its last taps' reads would leave x */
+                    for (size_t t = 0; t < taps; ++t) {
+                        if ((size_t)(tap[t] - x) + run > x_bytes) tap[t] = end + (tap[t] - tail_start);
                     }
                 }
-            }
-            if (run > channels) {  /* the taps whose reads would leave x */
-                for (const uint8_t **t = tap - taps; t < tap; ++t) {
-                    if (*t != padding && (size_t)(*t - x) + run > x_bytes) *t = end + (*t - tail_start);
+            } else {
+                for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+                    const size_t ih = ih0 + kh * g->dilation_h;
+                    for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) {
+                        const size_t iw = iw0 + kw * g->dilation_w;
+                        const uint8_t *p = ih < g->in_h && iw < g->in_w ? x + (ih * g->in_w + iw) * channels : padding;
+                        tap[t] = run > channels && p != padding && (size_t)(p - x) + run > x_bytes ? end + (p - tail_start) : p;
+                    }
                 }
             }
             if (++ow == g->out_w) {
