@@ -319,6 +319,43 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
         row_3x3_act(r, ACTIVATION_COPIES ? MLCC_ACTIVATION_NONE : act, c, ow_lo, ow_hi);
 }
 
+/* pixel_portable for the flat rows' border pixels (below), the `channels` (a constant once inlined) sums held in
+ * registers across the taps instead of reloaded from the output at each. */
+static FORCE_INLINE void pixel_few(const struct row *r, size_t ow, size_t channels)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    const ptrdiff_t iw0 = input_column(g, ow);
+    size_t kw_lo, kw_hi;
+    taps_inside(iw0, g->kernel[2], g->dilation[2], g->in[2], &kw_lo, &kw_hi);
+    float sum[LANES / 2u];
+    for (size_t c = 0; c < channels; ++c) sum[c] = r->bias != NULL ? r->bias[c] : 0.0f;
+    for (size_t kd = r->kd_lo; kd < r->kd_hi; ++kd) {
+        for (size_t kh = r->kh_lo; kh < r->kh_hi; ++kh) {
+            const float *xr = input_row(r, kd, kh), *wr = weight_row(r, kd, kh);
+            for (size_t kw = kw_lo; kw < kw_hi; ++kw) {
+                const float *xp = xr + (size_t)(iw0 + (ptrdiff_t)(kw * g->dilation[2])) * channels;
+                const float *wp = wr + kw * channels;
+                for (size_t c = 0; c < channels; ++c) sum[c] += xp[c] * wp[c];
+            }
+        }
+    }
+    float *MLCC_RESTRICT yp = r->y + ow * channels;
+    for (size_t c = 0; c < channels; ++c) yp[c] = sum[c];
+    mlcc_f32_epilogue_apply(r->epilogue, 1, channels, yp, channels, r->pixel + ow, 0);
+}
+
+/* A border pixel of a flat row: channels divides LANES and is less than it, a power of two below it. */
+static void pixel_flat(const struct row *r, size_t ow)
+{
+    switch (r->channels) {
+    case 1: pixel_few(r, ow, 1); break;
+    case 2: pixel_few(r, ow, 2); break;
+    case 4: pixel_few(r, ow, 4); break;
+    case 8: pixel_few(r, ow, 8); break;
+    default: pixel_portable(r, ow, 0, r->channels);
+    }
+}
+
 /* Fewer channels than a vector holds, LANES a multiple of them, stride 1 along w: the row's interior is one
  * run of pixels x channels, taken LANES floats (LANES / channels whole pixels) at a time against weights
  * repeated to the vector's width (wt: one vector per tap). */
@@ -351,7 +388,7 @@ static void row_flat(const struct row *row, const mlcc_f32v *wt, mlcc_f32v b, si
     const struct row r = *row;
     const size_t channels = r.channels, per = LANES / channels;
     size_t ow = 0;
-    for (; ow < ow_lo; ++ow) pixel_portable(&r, ow, 0, channels);
+    for (; ow < ow_lo; ++ow) pixel_flat(&r, ow);
     if (ow_hi - ow_lo >= per) {
         for (; ow + TILE * per <= ow_hi; ow += TILE * per) tile_flat(&r, wt, b, ow, TILE);
         for (; ow + per <= ow_hi; ow += per) tile_flat(&r, wt, b, ow, 1);
@@ -361,8 +398,60 @@ static void row_flat(const struct row *row, const mlcc_f32v *wt, mlcc_f32v b, si
         }
         if (r.plan.post != POST_NONE) post_pass(&r, ow_lo, ow_hi, 0, 1);
     }
-    for (; ow < ow_hi; ++ow) pixel_portable(&r, ow, 0, channels);
-    for (ow = ow_hi; ow < r.g->out[2]; ++ow) pixel_portable(&r, ow, 0, channels);
+    for (; ow < ow_hi; ++ow) pixel_flat(&r, ow);
+    for (ow = ow_hi; ow < r.g->out[2]; ++ow) pixel_flat(&r, ow);
+}
+
+/* tile_flat for a 3x3 window (one depth tap, dilation 1 along w) over `rows` input rows xr with the taps wv
+ * (rows and count constants once inlined: the taps stay in registers for the whole row). */
+static FORCE_INLINE void tile_flat_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
+                                       const float *const xr[3], size_t rows, size_t ow, size_t count)
+{
+    const size_t channels = r->channels, first = (ow - r->g->pad[2]) * channels;
+    mlcc_f32v acc[TILE];
+    for (size_t p = 0; p < count; ++p) acc[p] = b;
+    for (size_t i = 0; i < rows; ++i)
+        for (size_t kw = 0; kw < 3; ++kw)
+            for (size_t p = 0; p < count; ++p)
+                acc[p] = mlcc_f32v_fma(acc[p], mlcc_f32v_load(xr[i] + first + kw * channels + p * LANES), wv[i][kw]);
+    const float *res = r->plan.residual != NULL ? r->plan.residual + (r->pixel + ow) * channels : NULL;
+    finish(&r->plan, acc, count, r->y + ow * channels, LANES, res, LANES);
+}
+
+/* row_flat for a 3x3 window: the row's taps loaded once, for `rows` (a constant in each copy) input rows. */
+static FORCE_INLINE void row_flat_3x3_over(const struct row *row, const mlcc_f32v *wt, mlcc_f32v b, size_t rows,
+                                           size_t ow_lo, size_t ow_hi)
+{
+    const struct row r = *row;
+    const size_t channels = r.channels, per = LANES / channels;
+    const float *xr[3] = {r.x, r.x, r.x};
+    mlcc_f32v wv[3][3];
+    for (size_t i = 0; i < rows; ++i) {
+        xr[i] = input_row(&r, 0, r.kh_lo + i);
+        for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = wt[(r.kh_lo + i) * 3 + kw];
+    }
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) pixel_flat(&r, ow);
+    if (ow_hi - ow_lo >= per) {
+        for (; ow + TILE * per <= ow_hi; ow += TILE * per) tile_flat_3x3(&r, wv, b, xr, rows, ow, TILE);
+        for (; ow + per <= ow_hi; ow += per) tile_flat_3x3(&r, wv, b, xr, rows, ow, 1);
+        if (ow < ow_hi) {  /* the last vector overlaps the one before it */
+            tile_flat_3x3(&r, wv, b, xr, rows, ow_hi - per, 1);
+            ow = ow_hi;
+        }
+        if (r.plan.post != POST_NONE) post_pass(&r, ow_lo, ow_hi, 0, 1);
+    }
+    for (; ow < ow_hi; ++ow) pixel_flat(&r, ow);
+    for (ow = ow_hi; ow < r.g->out[2]; ++ow) pixel_flat(&r, ow);
+}
+
+static void row_flat_3x3(const struct row *r, const mlcc_f32v *wt, mlcc_f32v b, size_t ow_lo, size_t ow_hi)
+{
+    const size_t rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
+    if (rows == 3)
+        row_flat_3x3_over(r, wt, b, 3, ow_lo, ow_hi);
+    else
+        row_flat_3x3_over(r, wt, b, rows, ow_lo, ow_hi);
 }
 
 /* A vector of w[0 .. channels) repeated LANES / channels times. */
@@ -376,7 +465,7 @@ static mlcc_f32v repeated(const float *w, size_t channels)
 #endif /* MLCC_HAVE_F32V */
 
 /* The kernel's path for this channel count and window. */
-enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT };
+enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT, FLAT_3X3 };
 
 void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                               const float *x, const float *w, const float *bias,
@@ -398,7 +487,7 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
                    ? CHANNELS_3X3
                    : CHANNELS;
     } else if (LANES % channels == 0 && g->stride[2] == 1 && taps <= FLAT_MAX_TAPS) {
-        path = FLAT;
+        path = g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[2] == 1 ? FLAT_3X3 : FLAT;
         for (size_t t = 0; t < taps; ++t) wt[t] = repeated(w + t * channels, channels);
         if (bias != NULL) b = repeated(bias, channels);
     }
@@ -406,7 +495,7 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
     struct row r = {g, channels, x, w, bias, y, 0, 0, 0, 0, 0, 0, 0, epilogue,
                     {NULL, 0, MLCC_ACTIVATION_NONE, 0.0f, 0.0f, POST_NONE}};
     if (epilogue != NULL) {
-        const int vector_residual = epilogue->residual_cs == 1 && (path != FLAT || epilogue->residual_rs == channels);
+        const int vector_residual = epilogue->residual_cs == 1 && (path < FLAT || epilogue->residual_rs == channels);
         if (epilogue->residual != NULL && !vector_residual) {
             r.plan.post = POST_EPILOGUE;
         } else {
@@ -447,6 +536,9 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
             }
             case FLAT:
                 row_flat(&r, wt, b, ow_lo, ow_hi);
+                break;
+            case FLAT_3X3:
+                row_flat_3x3(&r, wt, b, ow_lo, ow_hi);
                 break;
 #endif
             default:
