@@ -53,4 +53,24 @@ static inline uint32_t mlcc_qs8_row_quad(const uint8_t *row, size_t q, size_t k,
     return bytes ^ flip;
 }
 
+/* The dequantizing forms' walk (mlcc_qs8_packed_gemm_f32 / _s32, qs8-packed.h): the same panels and tiles, c
+ * holding 4-byte values (float or int32) ldc apart. The panel function makes its state from the column sums and
+ * dq (the zero point's start, the scales, the offsets); the tile function stores row i's values at c. */
+typedef void (*mlcc_qs8_packed_dequant_panel_fn)(void *state, const int8_t *panel, size_t j, size_t nr,
+                                                 const struct mlcc_qs8_dequant *dq, uint8_t a_flip);
+typedef void (*mlcc_qs8_packed_dequant_tile_fn)(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
+                                                const void *state, void *c, size_t ldc);
+
+static inline __attribute__((always_inline)) void mlcc_qs8_packed_dequant_walk(
+    size_t tile_rows, size_t m, size_t n, const struct mlcc_qs8_packed_rows *rows, const int8_t *packed, void *c,
+    size_t ldc, const struct mlcc_qs8_dequant *dq, void *state, mlcc_qs8_packed_dequant_panel_fn panel,
+    mlcc_qs8_packed_dequant_tile_fn tile) {
+    const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(rows->k), full = m - m % tile_rows;
+    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
+        panel(state, packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, MLCC_MIN(MLCC_QS8_PACKED_NR, n - j), dq, rows->a_flip);
+        for (size_t i = 0; i < full; i += tile_rows) tile(tile_rows, rows, i, state, (uint32_t *)c + i * ldc + j, ldc);
+        for (size_t i = full; i < m; ++i) tile(1, rows, i, state, (uint32_t *)c + i * ldc + j, ldc);
+    }
+}
+
 #endif /* MLCC_QS8_PACKED_WALK_H */
