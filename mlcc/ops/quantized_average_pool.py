@@ -25,6 +25,7 @@ from ._qs8 import runs_channels_last as qs8_runs_channels_last
 from .quantized_mat_mul import DOMAIN
 
 EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
+SUM_BLOCK = 256  # int32 sums on the stack: 1 KiB
 
 
 def _minus(value: str, zero: int) -> str:
@@ -103,7 +104,10 @@ class QuantizedAveragePool(LayoutAttribute, Op):
                 by_count = [int(round(ratio / c * 2.0 ** shift)) if c in counts else 0 for c in range(max(counts) + 1)]
                 multiplier = f"{ctx.static_array('multiplier', 'int32_t', by_count, f'sx / (count * sy) * 2^{shift}')}[count]"
         y_zero = int(a["y_zero"])
-        ctx.emit("ops/quantized_average_pool.c.j2", batch=batch, channels=channels,
+        # channels-last: the channels' sums side by side in a block of at most SUM_BLOCK (the inner loop runs
+        # along contiguous bytes and vectorises; channel by channel it strode a pixel a step)
+        block = max((b for b in range(1, min(channels, SUM_BLOCK) + 1) if channels % b == 0), default=0)
+        ctx.emit("ops/quantized_average_pool.c.j2", batch=batch, channels=channels, block=block if channels_last else 0,
                  x_image=in_plane * channels, y_image=out_plane * channels,
                  x_channel=1 if channels_last else in_plane, y_channel=1 if channels_last else out_plane,
                  dims=dims, outs=[i for i, d in enumerate(dims) if d["out"] != 1], x_index=index("i", in_strides),
