@@ -97,7 +97,8 @@ class Op:
     # its inputs' values copied, as Concat; "add" / "mul" for Add / Mul, which become a QuantizedAdd /
     # QuantizedMul; "average" for AveragePool and GlobalAveragePool, which become a QuantizedAveragePool;
     # "lookup" for an elementwise op of one tensor and constant scalars, a QuantizedLookup table; "softmax"
-    # for Softmax, a QuantizedSoftmax), else None
+    # for Softmax, a QuantizedSoftmax; "affine" for a per-channel affine map answering channel_affine
+    # (BatchNormalization), a per-channel Requantize), else None
     quantization: ClassVar[str | None] = None
     quantized_form: ClassVar[str | None] = None
     # for pattern passes: what the node computes (see Role), and whether it only relabels its input's shape

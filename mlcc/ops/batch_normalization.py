@@ -31,6 +31,7 @@ RUNNING_OUTPUTS = 3  # training mode: y, running_mean, running_var
 class BatchNormalization(Op):
     op_type = "BatchNormalization"
     attrs = {"epsilon": 1e-5, "momentum": 0.9, "spatial": 1, "training_mode": 0}
+    quantized_form = "affine"  # between DQ and Q: a per-channel Requantize (passes/lower_quantized_islands)
 
     def channel_affine(self, node: Node) -> tuple[np.ndarray, np.ndarray, bool] | None:
         x, params = node.inputs[0], node.inputs[1:5]

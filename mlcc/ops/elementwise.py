@@ -209,7 +209,7 @@ TABLE: dict[str, Row] = {
     "Mod": Row(_mod, {"fmod": 0}, dtypes=NUMERIC),
     "PRelu": Row("{a0} < 0 ? {a1} * {a0} : {a0}", dtypes=NUMERIC),
     # variadic
-    "Sum": Row(_sum, dtypes=NUMERIC),
+    "Sum": Row(_sum, dtypes=NUMERIC, quantized_form="add"),  # of two 8-bit tensors: a QuantizedAdd
     "Mean": Row(_mean),
     "Min": Row(_extremum("fmin", "MLCC_MIN"), dtypes=NUMERIC),
     "Max": Row(_extremum("fmax", "MLCC_MAX"), dtypes=NUMERIC),

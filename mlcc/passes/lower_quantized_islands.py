@@ -20,6 +20,8 @@ integer op that reads the 8-bit tensor and writes the 8-bit one:
   ..., and Add / Mul of a scalar): QuantizedLookup, a 256-entry table made by evaluating the island at build
   time on every input code;
 - AveragePool and GlobalAveragePool ("average"): QuantizedAveragePool (int32 window sums, requantized);
+- a per-channel affine map of constant parameters ("affine": BatchNormalization): a per-channel Requantize on
+  the 8-bit values (exact but for ties: why not folded into the convolution before, see _affine);
 - Softmax along contiguous rows ("softmax"): QuantizedSoftmax (exponentials from a table by each code's distance
   from the row's largest, summed and divided in float32 per row: no float tensor in the arena).
 
@@ -440,17 +442,67 @@ def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     return Node(QuantizedAveragePool.op_type, node.name, [x_q], [y_q], attrs, QuantizedAveragePool.domain, 1), after
 
 
-def _scalar_operand(m: Rewriter, value: Value | None) -> np.ndarray | None:
-    """A constant operand of one element as float32: a constant, or a DequantizeLinear of one (folded later)."""
-    if value is None or value.size != 1:
+def _constant_operand(m: Rewriter, value: Value | None) -> np.ndarray | None:
+    """A constant operand's values: a constant, or a per-tensor DequantizeLinear of one (folded later) as float32."""
+    if value is None:
         return None
     if value.is_const:
         return np.asarray(value.data)
     dq = _dequantized(m, value)
-    if dq is None or not dq.tensor.is_const:
+    if dq is None or not dq.tensor.is_const or not dq.per_tensor:
         return None
     q = np.asarray(dq.tensor.data, np.int64).reshape(value.shape)
     return ((q - dq.zero[0]).astype(np.float32) * np.float32(dq.scale[0])).astype(np.float32)
+
+
+def _scalar_operand(m: Rewriter, value: Value | None) -> np.ndarray | None:
+    """A constant operand of one element (see _constant_operand)."""
+    return _constant_operand(m, value) if value is not None and value.size == 1 else None
+
+
+def _affine(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
+    """DQ(x) -> a per-channel affine map with constant parameters (Op.channel_affine: an inference
+    BatchNormalization not folded before quantization) [-> ReLU / Clip] -> Q, x 8-bit per tensor: a per-channel
+    Requantize, y = round((x - zx) * s * sx / sy + t / sy) + zy, rounded once in fixed point. Not folded into the
+    convolution before it: onnxruntime rounds that convolution's output to its 8-bit tensor first, and the map
+    multiplies that rounding (up to 4 output steps on ShuffleNet, where |s| * sx / sy reaches 4), as it does
+    the clamp at the 8-bit tensor's range; on the 8-bit values the result is the exact one but for ties."""
+    x = _eight_bit_input(m, node.inputs[0])
+    if x is None:
+        return "input not dequantized 8-bit per tensor"
+    x_q = x.tensor
+    if len(x_q.shape) < 2 or any(m.is_read(v) for v in node.outputs[1:]):
+        return "not one output of a channel axis"
+    params = [_constant_operand(m, v) for v in node.inputs[1:]]
+    if any(p is None for p in params):
+        return "parameters not constant"
+    stand_ins = [Value(v.name, np.dtype(np.float32), v.shape, np.asarray(p, np.float32).reshape(v.shape))
+                 for v, p in zip(node.inputs[1:], params)]
+    stand_in = Node(node.op_type, node.name, [Value(x_q.name, np.dtype(np.float32), x_q.shape), *stand_ins], [],
+                    dict(node.attrs), node.domain, node.opset)
+    affine = _op(node).channel_affine(stand_in)
+    if affine is None or affine[2]:
+        return "not a per-channel affine map"
+    tail = _output_island(m, node.outputs[0])
+    if tail is None:
+        return "output not quantized per tensor (alone)"
+    after, activation, y = tail
+    (x_scale, x_zero, _), (y_scale, y_zero, _) = x.params(), y.params()
+    ratios, offsets = affine[0] * x_scale / y_scale, affine[1] / y_scale
+    largest = float(np.max(np.abs(ratios)))
+    shift = 31 - (int(np.frexp(largest)[1]) if largest > 0 else 0)  # the largest multiplier in [2^30, 2^31)
+    if not 1 <= shift <= 40 or not np.all(np.abs(offsets) < 2.0 ** (60 - shift)):  # sums far below the 2^62 bias
+        return "scales too far from the output's"
+    shape = (x_q.shape[1],) + (1,) * (len(x_q.shape) - 2)
+    multipliers = np.clip(np.rint(ratios * 2.0 ** shift), -(2**31 - 1), 2**31 - 1).astype(np.int32).reshape(shape)
+    lo, hi = _clamp(y, y.tensor.dtype, activation)
+    constants = []
+    for suffix, data in (("multiplier", multipliers), ("offset", np.rint(offsets * 2.0 ** shift).astype(np.int64).reshape(shape))):
+        value = Value(m.fresh(f"{node.name}_q{suffix}"), data.dtype, data.shape)
+        value.data = data
+        constants.append(value)
+    attrs = {"x_zero": x_zero, "shift": shift, "y_zero": y_zero, "y_min": lo, "y_max": hi}
+    return Node(Requantize.op_type, node.name, [x_q, *constants], [y.tensor], attrs, Requantize.domain, 1), after
 
 
 def _lookup(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
@@ -560,6 +612,8 @@ def run(graph: Graph) -> dict:
             found = _average(m, node)
         elif op.quantized_form == "lookup":
             found = _lookup(m, node)
+        elif op.quantized_form == "affine":
+            found = _affine(m, node)
         else:
             found = _integer_op(m, node, op.quantized_form)
         if isinstance(found, str):

@@ -174,8 +174,8 @@ def test_concat_numbers_within_a_step(dtype, target, tmp_path):
                 tmp_path, rtol=0, atol=0.05 + 1e-6)  # one step of y: a rounding tie decided the other way
 
 
-def qdq_add(dtype=np.uint8, activation=None):
-    """Two inputs quantized each with its own parameters -> DQ -> Add [-> Relu] -> Q -> DQ -> y."""
+def qdq_add(dtype=np.uint8, activation=None, op="Add"):
+    """Two inputs quantized each with its own parameters -> DQ -> Add (or a Sum of two) [-> Relu] -> Q -> DQ -> y."""
     shift = 128 if dtype == np.int8 else 0
     inits = {"s0": np.float32(0.05), "z0": dtype(120 - shift), "s1": np.float32(0.021), "z1": dtype(90 - shift),
              "ys": np.float32(0.06), "yz": dtype(110 - shift)}
@@ -183,7 +183,7 @@ def qdq_add(dtype=np.uint8, activation=None):
     for i in range(2):
         nodes += [helper.make_node("QuantizeLinear", [f"x{i}", f"s{i}", f"z{i}"], [f"q{i}"]),
                   helper.make_node("DequantizeLinear", [f"q{i}", f"s{i}", f"z{i}"], [f"f{i}"])]
-    nodes.append(helper.make_node("Add", ["f0", "f1"], ["s"], name="add"))
+    nodes.append(helper.make_node(op, ["f0", "f1"], ["s"], name="add"))
     last = "s"
     if activation == "relu":
         nodes.append(helper.make_node("Relu", ["s"], ["r"]))
@@ -195,12 +195,12 @@ def qdq_add(dtype=np.uint8, activation=None):
                 [numpy_helper.from_array(a, n) for n, a in inits.items()])
 
 
-@pytest.mark.parametrize("activation,y_min", [(None, 0), ("relu", 110)])
-def test_add_island_becomes_quantized_add(activation, y_min):
-    graph = imported(qdq_add(activation=activation))
+@pytest.mark.parametrize("activation,y_min,op", [(None, 0, "Add"), ("relu", 110, "Add"), (None, 0, "Sum")])
+def test_add_island_becomes_quantized_add(activation, y_min, op):
+    graph = imported(qdq_add(activation=activation, op=op))
     report = run_pass(graph, "lower_quantized_islands")
     assert report["by_op"] == {"QuantizedAdd": 1} and report["left_in_float"] == []
-    assert [n.op_type for n in graph.nodes if n.op_type in ("Add", "Relu")] == []
+    assert [n.op_type for n in graph.nodes if n.op_type in ("Add", "Sum", "Relu")] == []
     add = next(n for n in graph.nodes if n.op_type == "QuantizedAdd")
     a = add.attrs
     assert (a["a_zero"], a["b_zero"], a["y_zero"], a["y_min"], a["y_max"]) == (120, 90, 110, y_min, 255)
@@ -369,3 +369,37 @@ def test_qoperator_ops_take_the_integer_forms(op_type, made):
     graph = imported(_model(op_type, inputs, inits, {**attrs, "_order": order}, (np.uint8, shape)))
     report = run_pass(graph, "lower_quantized_islands")
     assert report["by_op"] == {made: 1} and report["left_in_float"] == []
+
+
+def test_batch_norm_island_becomes_a_per_channel_requantize():
+    """DQ -> BatchNormalization (its scale a DequantizeLinear of int8, as onnxruntime's quantizer leaves an unfolded
+    one; negative scales too) -> Relu -> Q: a Requantize with a multiplier and an offset per channel over one
+    shift. On every code of every channel it is the float island's value (float32, rint) but for ties."""
+    rng = np.random.default_rng(3)
+    gamma = np.array([-90, -7, 1, 40, 127], np.int8)
+    inits = {"xs": np.float32(0.05), "xz": np.uint8(120), "ys": np.float32(0.07), "yz": np.uint8(30),
+             "g": gamma, "gs": np.float32(0.02), "gz": np.int8(0), "b": rng.standard_normal(5).astype(np.float32),
+             "m": rng.standard_normal(5).astype(np.float32), "v": rng.uniform(0.5, 2, 5).astype(np.float32)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["g", "gs", "gz"], ["gf"]),
+             helper.make_node("BatchNormalization", ["xf", "gf", "b", "m", "v"], ["bn"], name="bn"),
+             helper.make_node("Relu", ["bn"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    graph = imported(make(nodes, [io("x", [1, 5, 16, 16])], [io("y", [1, 5, 16, 16])],
+                          [numpy_helper.from_array(a, n) for n, a in inits.items()]))
+    report = run_pass(graph, "lower_quantized_islands")
+    assert report["by_op"] == {"Requantize": 1} and report["left_in_float"] == []
+    node = next(n for n in graph.nodes if n.op_type == "Requantize")
+    a = node.attrs
+    assert (a["x_zero"], a["y_zero"], a["y_min"], a["y_max"]) == (120, 30, 30, 255)
+    multiplier, offset = (np.asarray(v.data, np.int64).reshape(-1) for v in node.inputs[1:3])
+    codes = np.arange(256, dtype=np.int64)[:, None]
+    got = np.clip(((codes - 120) * multiplier + offset + 2 ** (a["shift"] - 1)) >> a["shift"], a["y_min"] - 30, 225) + 30
+    g = (gamma.astype(np.float32) * np.float32(0.02)).astype(np.float32)
+    x = ((codes - 120).astype(np.float32) * np.float32(0.05)).astype(np.float32)
+    bn = (x - inits["m"]) / np.sqrt(inits["v"] + np.float32(1e-5)) * g + inits["b"]
+    want = np.clip(np.rint(np.maximum(bn, 0) / np.float32(0.07)) + 30, 0, 255)
+    assert np.abs(got - want).max() <= 1 and np.mean(got == want) > 0.99

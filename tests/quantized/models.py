@@ -132,20 +132,25 @@ def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
 
 def mobile(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
     """A MobileNetV3 / EfficientNet-style block: SiLU (Sigmoid, then a Mul of two activations), a depthwise
-    convolution, squeeze-and-excitation (GlobalAveragePool, two 1x1 convolutions, Sigmoid, a Mul broadcasting
-    [1, C, 1, 1] over the map), a 1x1 projection and an AveragePool; the output a feature map."""
+    convolution and a BatchNormalization not folded into it (quantized as an island of its own),
+    squeeze-and-excitation (GlobalAveragePool, two 1x1 convolutions, Sigmoid, a Mul broadcasting [1, C, 1, 1]
+    over the map), a 1x1 projection and an AveragePool; the output a feature map."""
     rng = np.random.default_rng(5)
     w = {"w1": _weights(rng, 16, 3, 3, 3), "b1": _weights(rng, 16, scale=0.1),
          "wd": _weights(rng, 16, 1, 3, 3), "bd": _weights(rng, 16, scale=0.1),
          "ws": _weights(rng, 4, 16, 1, 1), "bs": _weights(rng, 4, scale=0.1),
          "we": _weights(rng, 16, 4, 1, 1), "be": _weights(rng, 16, scale=0.1),
-         "wp": _weights(rng, 8, 16, 1, 1), "bp": _weights(rng, 8, scale=0.1)}
+         "wp": _weights(rng, 8, 16, 1, 1), "bp": _weights(rng, 8, scale=0.1),
+         "gamma": rng.uniform(0.3, 2.0, 16).astype(np.float32) * np.sign(rng.standard_normal(16)).astype(np.float32),
+         "beta": _weights(rng, 16, scale=0.2), "mean": _weights(rng, 16, scale=0.2),
+         "var": rng.uniform(0.5, 2.0, 16).astype(np.float32)}
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
         helper.make_node("Sigmoid", ["c1"], ["g1"], name="silu_gate"),
         helper.make_node("Mul", ["c1", "g1"], ["s1"], name="silu"),
         helper.make_node("Conv", ["s1", "wd", "bd"], ["cd"], pads=[1, 1, 1, 1], group=16, name="depthwise"),
-        helper.make_node("Relu", ["cd"], ["rd"], name="relu_dw"),
+        helper.make_node("BatchNormalization", ["cd", "gamma", "beta", "mean", "var"], ["bn"], name="bn_dw"),
+        helper.make_node("Relu", ["bn"], ["rd"], name="relu_dw"),
         helper.make_node("GlobalAveragePool", ["rd"], ["sq"], name="squeeze"),
         helper.make_node("Conv", ["sq", "ws", "bs"], ["e1"], name="reduce"),
         helper.make_node("Relu", ["e1"], ["e2"], name="relu_se"),

@@ -40,8 +40,11 @@ QUICK = {("convnet", "qdq_u8_channel", 13), ("convnet", "qop_u8_channel", 21), (
 def test_quantized_model(name, form, opset, target, tmp_path):
     model = quantized(name, form, opset)
     inputs = feeds(input_shape(name), seed=100)  # not calibration data
-    got, _ = build_and_run(model, inputs, target, tmp_path)
+    got, report = build_and_run(model, inputs, target, tmp_path)
     rows = compare(model, got, reference(model, inputs))
+    if form.startswith("qdq"):  # every island integer (mobile's BatchNormalization too)
+        islands = next(p for p in report["passes"] if p["pass"] == "lower_quantized_islands")
+        assert islands["left_in_float"] == [], islands["left_in_float"]
     # a rounding tie decided the other way moves an element one step, and a step early in a deep net can move
     # more of the few outputs of a classifier; the feature map of convolutions alone is nearly all exact
     # (mobile's last AveragePool meets ties of sum / 4, which the float reference decides either way; its
