@@ -40,6 +40,7 @@ class Kernel:
     oracle: str  # the C function its tests compare it with ("" for a reference or a portable helper)
     isa: str = ""  # where = "isa": the ISA its intrinsics are
     features: tuple[str, ...] = ()  # where = "isa": what a target needs to build and run it
+    layout: str = ""  # how this form reads weights its family packs at build time ("": the family's own)
 
     def function(self, shim: str) -> str:
         """The C function built for a target whose SIMD shim is `shim`."""
@@ -73,7 +74,7 @@ def _load(folder: Path) -> Family:
             raise ValueError(f"{folder.name}/manifest.toml: {row['name']}: where must be one of {WHERE}")
         oracle = row.get("oracle", f"{row['name']}__reference" if row["where"] in ("shim", "isa") else "")
         kernels.append(Kernel(row["name"], folder.name, row["where"], row["file"], oracle, row.get("isa", ""),
-                              tuple(row.get("features", ()))))
+                              tuple(row.get("features", ())), row.get("layout", "")))
     return Family(folder.name, folder, tuple(data.get("requires", ())), tuple(kernels), tuple(data.get("test", ())), data)
 
 

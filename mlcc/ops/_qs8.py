@@ -101,15 +101,27 @@ def patch_bytes(target: Target) -> int:
     return SIZE_PATCH_BYTES if target.memory_policy == "size" else PATCH_BYTES
 
 
-def packed_panels(w: np.ndarray) -> np.ndarray:
+def packed_layout(target: Target, kernel: str = "mlcc_qs8_packed_gemm") -> str:
+    """The order of the bytes in each quad of qs8-packed's panels for the target's form of `kernel`: "quads" (16
+    columns x 4 bytes of k) or "pairs" (the manifest row's `layout`: per pair of k, 16 columns x 2 bytes, as
+    a kernel that widens weights to 16 bits and multiplies pairs reads them: WebAssembly SIMD128)."""
+    return kernels.kernel(target, kernel).layout or "quads"
+
+
+def packed_panels(w: np.ndarray, layout: str = "quads") -> np.ndarray:
     """int8 [n, k] weights in qs8-packed's layout (runtime_c/include/mlcc/kernels/qs8-packed.h): per panel of
-    16 columns, their int32 sums, then ceil(k/4) quads of 16 columns x 4 bytes, zero past k and n."""
+    16 columns, their int32 sums, then ceil(k/4) quads of 64 bytes, zero past k and n: 16 columns x 4 bytes of
+    k ("quads"), or bytes 4q, 4q + 1 of the 16 columns, then bytes 4q + 2, 4q + 3 ("pairs")."""
     n, k = w.shape
     panels, quads = -(-n // PANEL), -(-k // 4)
     padded = np.zeros((panels * PANEL, quads * 4), np.int8)
     padded[:n, :k] = w
     sums = padded.sum(axis=1, dtype=np.int64).astype("<i4").reshape(panels, PANEL)
-    body = padded.reshape(panels, PANEL, quads, 4).transpose(0, 2, 1, 3).reshape(panels, quads * PANEL * 4)
+    if layout == "pairs":  # (panel, quad, pair, column, byte of the pair)
+        body = padded.reshape(panels, PANEL, quads, 2, 2).transpose(0, 2, 3, 1, 4)
+    else:  # (panel, quad, column, byte of the quad)
+        body = padded.reshape(panels, PANEL, quads, 4).transpose(0, 2, 1, 3)
+    body = body.reshape(panels, quads * PANEL * 4)
     return np.ascontiguousarray(np.concatenate([sums.view(np.int8).reshape(panels, 4 * PANEL), body], axis=1).reshape(-1))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ir import Node, Value
 from . import Op, register
-from ._qs8 import FAMILY, packed_panels
+from ._qs8 import FAMILY, packed_layout, packed_panels
 
 DOMAIN = "mlcc"
 
@@ -49,11 +49,12 @@ class PackedIntegerMatMul(Op):
         a, w, a_zero, scale, bias = (node.inputs + [None] * 5)[:5]
         y = node.outputs[0]
         n, k = w.shape
-        packed = packed_panels(w.data)
-        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         floats = y.dtype == np.float32
+        name = "mlcc_qs8_packed_gemm_f32" if floats else "mlcc_qs8_packed_gemm_s32"
+        packed = packed_panels(w.data, packed_layout(ctx.target, name))
+        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         ctx.use_kernels(FAMILY)  # qs8-packed.h's structs live in qs8-gemm.h
-        gemm = ctx.kernel("mlcc_qs8_packed_gemm_f32" if floats else "mlcc_qs8_packed_gemm_s32")
+        gemm = ctx.kernel(name)
         ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, m=a.size // k, n=n, k=k, a=ctx.ptr(a),
                  a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y), y_type="float" if floats else "int32_t",
                  a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",

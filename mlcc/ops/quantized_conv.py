@@ -26,6 +26,7 @@ from ._qs8 import (
     conv_rows,
     gemm_for,
     nchw_gemm_for,
+    packed_layout,
     packed_panels,
     patch_bytes,
     runs_channels_last,
@@ -125,13 +126,13 @@ class QuantizedConv(Op):
             block = min(out_h * out_w, max(8, patch_bytes(ctx.target) // (taps * 8) // 8 * 8))
             padded = np.zeros((n, kh, kw, run), np.int8)
             padded[..., :channels] = taps_c
-            packed = packed_panels(padded.reshape(n, taps * run))
+            packed = packed_panels(padded.reshape(n, taps * run), packed_layout(ctx.target, "mlcc_qs8_packed_igemm"))
             weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
             work = ctx.scratch(block * taps * 8 + 3 * run, "taps", dtype="uint64")
             ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc_indirect"),
                      gemm=ctx.kernel("mlcc_qs8_packed_igemm"), w=weights, patches=work, rows=block, **common)
             return
-        packed = packed_panels(taps_c.reshape(n, k))
+        packed = packed_panels(taps_c.reshape(n, k), packed_layout(ctx.target))
         weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),

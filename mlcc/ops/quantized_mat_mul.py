@@ -14,7 +14,7 @@ import numpy as np
 from .. import kernels
 from ..ir import Node, Value
 from . import Op, register
-from ._qs8 import FAMILY, gemm_for, packed_panels
+from ._qs8 import FAMILY, gemm_for, packed_layout, packed_panels
 
 DOMAIN = "mlcc"
 
@@ -38,7 +38,7 @@ class QuantizedMatMul(Op):
         k, n = int(node.attrs["k"]), w.shape[0]
         ctx.use_kernels(FAMILY)
         if kernels.kernel(ctx.target, "mlcc_qs8_packed_gemm").where == "isa":
-            packed = packed_panels(w.data[:, :k])
+            packed = packed_panels(w.data[:, :k], packed_layout(ctx.target))
             weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
             ctx.emit("ops/quantized_gemm_packed.c.j2", requant=emit_requant(ctx, node),
                      gemm=ctx.kernel("mlcc_qs8_packed_gemm"), m=x.size // k, n=n, k=k, x=ctx.ptr(x),

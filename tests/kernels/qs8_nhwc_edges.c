@@ -1,8 +1,9 @@
 /* The channels-last qs8 kernels against their oracles, bytes compared exactly:
  * - every mlcc_qs8_packed_gemm form this build has against mlcc_qs8_gemm__reference on the same weights
  *   unpacked (so the reference's reading of the panels is checked too): m around the row tiles (2, 8), n
- *   around the 16-column panel, k around the 4-byte quads, both activation signednesses, extreme bytes (the
- *   products a saturating kernel gets wrong), shifts 1-40 (below 31: real multipliers of 1/2 and more);
+ *   around the 16-column panel, k around the 4-byte quads and two deep ones, both activation signednesses,
+ *   extreme bytes (the products a saturating kernel gets wrong), shifts 1-40 (below 31: real multipliers of
+ *   1/2 and more);
  * - every mlcc_qs8_packed_igemm form against the same reference on its rows gathered: taps reading runs of a
  *   shared pool in no order, channels multiples of 4;
  * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
@@ -28,8 +29,9 @@ static uint32_t next(void) { state = state * 1664525u + 1013904223u; return stat
 static uint8_t fill_byte(int fill, size_t i) { return fill == 0 ? (uint8_t)next() : fill == 1 ? 255u : (uint8_t)(i % 2 ? 0 : 127); }
 static int8_t fill_weight(int fill) { return fill == 0 ? (int8_t)next() : fill == 1 ? -128 : 127; }
 
-/* qs8-packed.h's layout from [n][ldw] rows */
-static void pack(size_t n, size_t k, const int8_t *w, size_t ldw, int8_t *packed) {
+/* qs8-packed.h's layout from [n][ldw] rows: each quad 16 columns x 4 bytes, or in pairs of bytes (the SIMD128
+ * form's, mlcc/ops/_qs8.py packed_panels) */
+static void pack_as(bool pairs, size_t n, size_t k, const int8_t *w, size_t ldw, int8_t *packed) {
     const size_t panel = mlcc_qs8_packed_panel_bytes(k);
     memset(packed, 0, panel * ((n + 15) / 16));
     for (size_t j = 0; j < n; ++j) {
@@ -37,11 +39,14 @@ static void pack(size_t n, size_t k, const int8_t *w, size_t ldw, int8_t *packed
         int32_t sum = 0;
         for (size_t p = 0; p < k; ++p) {
             sum += w[j * ldw + p];
-            base[64 + (p / 4) * 64 + (j % 16) * 4 + p % 4] = w[j * ldw + p];
+            const size_t at = pairs ? (p % 4) / 2 * 32 + (j % 16) * 2 + p % 2 : (j % 16) * 4 + p % 4;
+            base[64 + (p / 4) * 64 + at] = w[j * ldw + p];
         }
         memcpy(base + (j % 16) * 4, &sum, 4);
     }
 }
+
+static void pack(size_t n, size_t k, const int8_t *w, size_t ldw, int8_t *packed) { pack_as(false, n, k, w, ldw, packed); }
 
 static void requant(size_t n, int32_t *bias, int32_t *mult, int32_t *shift, int low_shift) {
     for (size_t j = 0; j < n; ++j) {
@@ -57,26 +62,26 @@ int main(void) {
     static _Alignas(64) int8_t packed[PANELS * 64 * (1 + (MAX_K * 9 + 3) / 4)];
     static int8_t w[MAX_N * MAX_K * 9];
     static uint8_t a[MAX_M * MAX_K], want[MAX_M * (MAX_N + 1)], got[MAX_M * (MAX_N + 1)];  /* ldc n + 1 */
-    struct { const char *name; mlcc_qs8_packed_gemm_fn fn; } gemms[] = {
+    struct { const char *name; mlcc_qs8_packed_gemm_fn fn; bool pairs; } gemms[] = {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
-        {"packed avx512vnni", mlcc_qs8_packed_gemm__avx512vnni},
+        {"packed avx512vnni", mlcc_qs8_packed_gemm__avx512vnni, false},
 #endif
 #if defined(__AVX2__)
-        {"packed avx2", mlcc_qs8_packed_gemm__avx2},
+        {"packed avx2", mlcc_qs8_packed_gemm__avx2, false},
 #endif
 #if defined(__wasm_simd128__) && defined(__wasm_relaxed_simd__)
-        {"packed wasmrelaxed", mlcc_qs8_packed_gemm__wasmrelaxed},
+        {"packed wasmrelaxed", mlcc_qs8_packed_gemm__wasmrelaxed, false},
 #endif
 #if defined(__wasm_simd128__)
-        {"packed wasmsimd", mlcc_qs8_packed_gemm__wasmsimd},
+        {"packed wasmsimd", mlcc_qs8_packed_gemm__wasmsimd, true},
 #endif
 #if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
-        {"packed neondot", mlcc_qs8_packed_gemm__neondot},
+        {"packed neondot", mlcc_qs8_packed_gemm__neondot, false},
 #endif
 #if defined(__ARM_NEON)
-        {"packed neon", mlcc_qs8_packed_gemm__neon},
+        {"packed neon", mlcc_qs8_packed_gemm__neon, false},
 #endif
-        {"packed reference", mlcc_qs8_packed_gemm__reference},
+        {"packed reference", mlcc_qs8_packed_gemm__reference, false},
     };
     static const size_t ms[] = {1, 2, 3, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};
     for (size_t v = 0; v < sizeof gemms / sizeof gemms[0]; ++v) {
@@ -88,7 +93,7 @@ int main(void) {
                             const size_t m = ms[mi], n = ns[ni], k = ks[ki], lda = k + 3;
                             for (size_t i = 0; i < m * lda; ++i) a[i] = fill_byte(fill, i);
                             for (size_t i = 0; i < n * k; ++i) w[i] = fill_weight(fill);
-                            pack(n, k, w, k, packed);
+                            pack_as(gemms[v].pairs, n, k, w, k, packed);
                             requant(n, bias, mult, shift, fill == 0 && mi % 2);
                             const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
                             memset(want, 0xAA, sizeof want);
@@ -103,6 +108,32 @@ int main(void) {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /* deep products: rows whose 16-bit copies fit the SIMD128 form's buffer two at a time (k 8192) and rows
+     * too deep for it (k 8195, widened quad by quad) */
+    static const size_t deep_ks[] = {8192, 8195};
+    static uint8_t deep_a[5 * 8195];
+    static int8_t deep_w[17 * 8195];
+    static _Alignas(64) int8_t deep_packed[2 * 64 * (1 + (8195 + 3) / 4)];
+    for (size_t v = 0; v < sizeof gemms / sizeof gemms[0]; ++v) {
+        for (size_t ki = 0; ki < sizeof deep_ks / sizeof deep_ks[0]; ++ki) {
+            const size_t m = 5, n = 17, k = deep_ks[ki];
+            for (size_t i = 0; i < m * k; ++i) deep_a[i] = fill_byte(ki, i);
+            for (size_t i = 0; i < n * k; ++i) deep_w[i] = fill_weight(0);
+            pack_as(gemms[v].pairs, n, k, deep_w, k, deep_packed);
+            requant(n, bias, mult, shift, 1);
+            const struct mlcc_qs8_requant rq = {bias, mult, shift, 7, 0, 255};
+            memset(want, 0xAA, sizeof want);
+            memset(got, 0xAA, sizeof got);
+            mlcc_qs8_gemm__reference(m, n, k, deep_a, k, 0x80, deep_w, k, want, n, 1, &rq);
+            gemms[v].fn(m, n, k, deep_a, k, 0x80, deep_packed, got, n, &rq);
+            ++cases;
+            if (memcmp(want, got, sizeof want)) {
+                if (differ < 5) printf("%s: deep k %zu differs\n", gemms[v].name, k);
+                ++differ;
             }
         }
     }
@@ -220,7 +251,7 @@ int main(void) {
                 for (size_t ch = 0; ch < c; ++ch)
                     for (size_t t = 0; t < kk * kk; ++t) wc[j * ldw + ch * kk * kk + t] = wl[j * k + t * c + ch] = (int8_t)next();
             if (form == 0) {
-                pack(n, k, wl, k, packed);
+                pack_as(gemms[0].pairs, n, k, wl, k, packed);
             } else {  /* the indirect driver's layout: each tap's channels padded to a run of 4 with zeros */
                 const size_t run = mlcc_qs8_conv_nhwc_indirect_run(c);
                 memset(wr, 0, sizeof wr);

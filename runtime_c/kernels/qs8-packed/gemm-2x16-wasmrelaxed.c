@@ -4,7 +4,7 @@
  * same on every engine only for a second operand of 7-bit bytes (0..127), so the activation x = a ^ a_flip is
  * split as (x & 0x7F) - 128 * (x >> 7, logical) and two dot products are kept (as qs8-gemm's
  * gemm-4x2-wasmrelaxed.c): each pair sum is at most 2 * 128 * 127 in magnitude, so the result is exact.
- * Requantization as the SIMD128 form (requant-wasm.h). */
+ * Requantization as the SIMD128 form (requant-wasm.h), every shift in vectors. */
 #if defined(__wasm_simd128__) && defined(__wasm_relaxed_simd__)
 #include "requant-wasm.h"
 
@@ -55,8 +55,6 @@ void mlcc_qs8_packed_gemm__wasmrelaxed(size_t m, size_t n, size_t k, const uint8
                                        const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
     const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
     struct mlcc_qs8_panel_rq p;
-    if (!mlcc_qs8_packed_walk(MR, true, m, n, k, &rows, packed, c, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile)) {
-        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
-    }
+    mlcc_qs8_packed_walk(MR, false, m, n, k, &rows, packed, c, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile);
 }
 #endif

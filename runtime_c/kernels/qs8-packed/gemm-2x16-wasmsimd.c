@@ -1,42 +1,63 @@
-/* qs8-packed GEMM for WebAssembly SIMD128 (see qs8-packed.h): tiles of 2 rows x one 16-column panel. Each
- * 16 bytes of a panel's quad (4 columns x 4 bytes of k) are sign-extended to 16 bits in two halves, and
- * i32x4.dot_i16x8_s multiplies a half by the row's quad (its 4 bytes twice) and sums pairs of exact 16-bit
- * products into 32 bits: no saturation. Each column's two pair sums are added at the end; requantization is
- * vectorised with each lane's multiplier and shift (requant-wasm.h). A shift below 31 (a real multiplier of 1
- * or more) takes the reference's code. */
+/* qs8-packed GEMM for WebAssembly SIMD128 (see qs8-packed.h), on panels in the "pairs" layout (mlcc/ops/_qs8.py
+ * packs them so for this form): each quad's 64 bytes are k bytes 4q, 4q + 1 of the 16 columns, then bytes
+ * 4q + 2, 4q + 3, so 16 of them are 8 columns x 2 bytes of k. Sign-extended to 16 bits in two halves, each
+ * half is 4 columns x 2 bytes, and i32x4.dot_i16x8_s against the row's pair of 16-bit values splat gives the 4
+ * columns' pair sums directly: 4 accumulators per row and 16 columns (the quad layout needs 8 and a sum of
+ * pairs at the end), so a tile of 2 rows keeps its 8 accumulators, 2 rows' pairs and the weights in 16 vector
+ * registers (what an x86 engine has: Cranelift spilled the quad layout's 16 accumulators). Products of 8-bit
+ * values summed in pairs in 32 bits: exact, no saturation.
+ *
+ * The rows are sign-extended (a ^ a_flip) to 16 bits once per block of rows, into a buffer on the stack, so a
+ * row's pair is one 32-bit load splat, not a load, a xor, a widening and a shuffle per panel: the blocks are
+ * WIDE_BYTES, and a depth whose MR rows do not fit widens each quad in the tile instead. Requantization is
+ * vectorised with each lane's multiplier and shift, every shift 1..62 (requant-wasm.h). */
 #if defined(__wasm_simd128__)
 #include "requant-wasm.h"
 
 #define MR 2
+#define WIDE_BYTES 32768
+
+/* The operand: rows widened to 16 bits (ldw = k rounded up to 4, zeros past k), or the rows as they are */
+struct wasm_rows {
+    const int16_t *wide;
+    size_t ldw;
+    struct mlcc_qs8_packed_rows bytes;
+};
 
 /* `mr` rows (a constant where it is inlined: 2, then 1 for the last odd row) times one panel */
-static inline __attribute__((always_inline)) void tile(size_t mr, const void *operand, size_t i, const void *state, uint8_t *c,
-                                                       size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const struct mlcc_qs8_packed_rows *rows = operand;
-    const struct mlcc_qs8_panel_rq *p = state;
-    const uint8_t *a = rows->a + i * rows->lda;
-    const uint8_t a_flip = rows->a_flip;
-    const size_t lda = rows->lda, k = rows->k, nr = p->nr;
-    const int8_t *weights = p->weights;
-    const size_t k4 = k / 4, quads = (k + 3) / 4;
+static inline __attribute__((always_inline)) void tile_rows(bool widened, size_t mr, const struct wasm_rows *rows, size_t i,
+                                                            const struct mlcc_qs8_panel_rq *p, uint8_t *c, size_t ldc,
+                                                            const struct mlcc_qs8_requant *rq) {
+    const size_t k = rows->bytes.k, k4 = k / 4, quads = (k + 3) / 4, ldw = rows->ldw, lda = rows->bytes.lda;
+    const int16_t *wide = widened ? rows->wide + i * ldw : NULL;
+    const uint8_t *a = rows->bytes.a + i * lda, a_flip = rows->bytes.a_flip;
     const v128_t flip = wasm_i8x16_splat((int8_t)a_flip);
-    v128_t acc[MR][8];
+    const int8_t *w = p->weights;
+    v128_t acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
-        for (size_t t = 0; t < 8; ++t) acc[r][t] = wasm_i32x4_splat(0);
-    for (size_t q = 0; q < quads; ++q) {
-        v128_t x[MR];
+        for (size_t g = 0; g < 4; ++g) acc[r][g] = wasm_i32x4_splat(0);
+    for (size_t q = 0; q < quads; ++q, w += 64) {
+        v128_t x[MR][2];  /* the row's 16-bit values 4q, 4q + 1 and 4q + 2, 4q + 3, each pair in every lane */
         for (size_t r = 0; r < mr; ++r) {
-            const v128_t bytes = q < k4 ? wasm_v128_xor(wasm_v128_load32_splat(a + r * lda + 4 * q), flip)
-                                        : wasm_i32x4_splat((int32_t)mlcc_qs8_row_quad(a + r * lda, q, k, a_flip * 0x01010101u));
-            x[r] = wasm_i16x8_extend_low_i8x16(bytes);
+            if (widened) {
+                x[r][0] = wasm_v128_load32_splat(wide + r * ldw + 4 * q);
+                x[r][1] = wasm_v128_load32_splat(wide + r * ldw + 4 * q + 2);
+            } else {
+                const v128_t bytes = q < k4 ? wasm_v128_xor(wasm_v128_load32_splat(a + r * lda + 4 * q), flip)
+                                            : wasm_i32x4_splat((int32_t)mlcc_qs8_row_quad(a + r * lda, q, k, a_flip * 0x01010101u));
+                const v128_t values = wasm_i16x8_extend_low_i8x16(bytes);
+                x[r][0] = wasm_i32x4_shuffle(values, values, 0, 0, 0, 0);
+                x[r][1] = wasm_i32x4_shuffle(values, values, 1, 1, 1, 1);
+            }
         }
-        const int8_t *wq = weights + q * 64;
-        for (size_t b = 0; b < 4; ++b) {
-            const v128_t ws = wasm_v128_load(wq + 16 * b);
-            const v128_t w_lo = wasm_i16x8_extend_low_i8x16(ws), w_hi = wasm_i16x8_extend_high_i8x16(ws);
-            for (size_t r = 0; r < mr; ++r) {
-                acc[r][2 * b] = wasm_i32x4_add(acc[r][2 * b], wasm_i32x4_dot_i16x8(w_lo, x[r]));
-                acc[r][2 * b + 1] = wasm_i32x4_add(acc[r][2 * b + 1], wasm_i32x4_dot_i16x8(w_hi, x[r]));
+        for (size_t h = 0; h < 2; ++h) {
+            for (size_t u = 0; u < 2; ++u) {  /* columns 8u .. 8u + 7 */
+                const v128_t ws = wasm_v128_load(w + 32 * h + 16 * u);
+                const v128_t w_lo = wasm_i16x8_extend_low_i8x16(ws), w_hi = wasm_i16x8_extend_high_i8x16(ws);
+                for (size_t r = 0; r < mr; ++r) {
+                    acc[r][2 * u] = wasm_i32x4_add(acc[r][2 * u], wasm_i32x4_dot_i16x8(w_lo, x[r][h]));
+                    acc[r][2 * u + 1] = wasm_i32x4_add(acc[r][2 * u + 1], wasm_i32x4_dot_i16x8(w_hi, x[r][h]));
+                }
             }
         }
     }
@@ -44,21 +65,52 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const void *op
     const v128_t zero = wasm_i32x4_splat(rq->y_zero);
     for (size_t r = 0; r < mr; ++r) {
         v128_t v[4];
-        for (size_t b = 0; b < 4; ++b) {  /* lanes (c0, c0, c1, c1) and (c2, c2, c3, c3): pair sums */
-            const v128_t s = wasm_i32x4_add(wasm_i32x4_shuffle(acc[r][2 * b], acc[r][2 * b + 1], 0, 2, 4, 6),
-                                            wasm_i32x4_shuffle(acc[r][2 * b], acc[r][2 * b + 1], 1, 3, 5, 7));
-            v[b] = mlcc_qs8_panel_requant4(s, p, b, low, high, zero);
+        for (size_t g = 0; g < 4; ++g) v[g] = mlcc_qs8_panel_requant4(acc[r][g], p, g, low, high, zero);
+        mlcc_qs8_store16_wasm(v[0], v[1], v[2], v[3], rq->y_min < 0, c + r * ldc, p->nr);
+    }
+}
+
+/* mlcc_qs8_packed_tile_fn over widened rows, and over the rows as they are */
+static inline __attribute__((always_inline)) void tile_wide(size_t mr, const void *operand, size_t i, const void *state,
+                                                            uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    tile_rows(true, mr, operand, i, state, c, ldc, rq);
+}
+
+static inline __attribute__((always_inline)) void tile_bytes(size_t mr, const void *operand, size_t i, const void *state,
+                                                             uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    tile_rows(false, mr, operand, i, state, c, ldc, rq);
+}
+
+/* `count` rows of k bytes, lda apart, as (int8_t)(a ^ a_flip) widened to rows of ldw 16-bit values */
+static void widen_rows(const uint8_t *a, size_t lda, size_t count, size_t k, uint8_t a_flip, int16_t *wide, size_t ldw) {
+    const v128_t flip = wasm_i8x16_splat((int8_t)a_flip);
+    for (size_t r = 0; r < count; ++r, a += lda, wide += ldw) {
+        size_t p = 0;
+        for (; p + 16 <= k; p += 16) {
+            const v128_t bytes = wasm_v128_xor(wasm_v128_load(a + p), flip);
+            wasm_v128_store(wide + p, wasm_i16x8_extend_low_i8x16(bytes));
+            wasm_v128_store(wide + p + 8, wasm_i16x8_extend_high_i8x16(bytes));
         }
-        mlcc_qs8_store16_wasm(v[0], v[1], v[2], v[3], rq->y_min < 0, c + r * ldc, nr);
+        for (; p < k; ++p) wide[p] = (int8_t)(a[p] ^ a_flip);
+        for (; p < ldw; ++p) wide[p] = 0;
     }
 }
 
 void mlcc_qs8_packed_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
                                     const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
+    const size_t ldw = (k + 3) & ~(size_t)3, block = WIDE_BYTES / 2 / ldw / MR * MR;
+    struct wasm_rows rows = {NULL, ldw, {a, lda, k, a_flip}};
     struct mlcc_qs8_panel_rq p;
-    if (!mlcc_qs8_packed_walk(MR, true, m, n, k, &rows, packed, c, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile)) {
-        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
+    if (block == 0) {
+        mlcc_qs8_packed_walk(MR, false, m, n, k, &rows, packed, c, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile_bytes);
+        return;
+    }
+    int16_t wide[WIDE_BYTES / 2] __attribute__((aligned(16)));
+    rows.wide = wide;
+    for (size_t i = 0; i < m; i += block) {
+        const size_t count = MLCC_MIN(block, m - i);
+        widen_rows(a + i * lda, lda, count, k, a_flip, wide, ldw);
+        mlcc_qs8_packed_walk(MR, false, count, n, k, &rows, packed, c + i * ldc, ldc, rq, &p, mlcc_qs8_panel_rq_load, tile_wide);
     }
 }
 #endif

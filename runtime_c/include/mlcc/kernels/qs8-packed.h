@@ -7,7 +7,10 @@
  * The packed weights: panel t holds columns 16t .. 16t + 15 as
  *   int32 sums[16]                      sum_p w[j][p] (0 past n): a kernel that multiplies unsigned bytes
  *                                       (AVX-512 VNNI's vpdpbusd) feeds a' + 128 and takes back 128 * sums
- *   int8  quads[(k + 3) / 4][16][4]     w[16t + column][4q .. 4q + 3], zero past k and past n
+ *   int8  quads[(k + 3) / 4][16][4]     w[16t + column][4q .. 4q + 3], zero past k and past n; a form whose
+ *                                       manifest row has layout = "pairs" (SIMD128, which multiplies pairs
+ *                                       of 16-bit values) reads each quad as [2][16][2] instead: bytes 4q,
+ *                                       4q + 1 of the 16 columns, then bytes 4q + 2, 4q + 3
  * so a panel is mlcc_qs8_packed_panel_bytes(k) bytes (a multiple of 64; the blob is 64-byte aligned) and
  * mlcc/ops/_qs8.py packs it. Every form sums exact 32-bit products of 8-bit values (no saturating pair
  * sums), so every form is bit-identical to mlcc_qs8_packed_gemm__reference, the oracle of tests/kernels. */
