@@ -12,6 +12,7 @@
  * 12x4 spill (a step's 8 or 13 loads all live at once next to the accumulators). On x86 the kernel is bound by its
  * multiplies, adds and lane shuffles (20 per step of k for 64 flops). */
 #if defined(__wasm_simd128__)
+#include <stdint.h>
 #include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/simd/wasmsimd.h"
 #define MR 4u
@@ -61,12 +62,20 @@ static inline void accumulate_packed(mlcc_f32v acc[MR][NR / 4], size_t kc, const
 static inline void accumulate_broadcast(mlcc_f32v acc[MR][NR / 4], size_t kc, const float *a,
                                         const float *MLCC_RESTRICT w)
 {
-    for (size_t p = 0; p < kc; ++p, a += MR * 4, w += NR) {
-        /* an empty asm hides the steps' addresses from loop strength reduction, which would drop the no-wrap
-         * flags the wasm backend needs to fold a constant offset into a load: one address per step instead of
-         * an add before each load */
-        const float *ap = a, *wp = w;
-        __asm__("" : "+r"(ap), "+r"(wp));
+    /* The steps' addresses are advanced before their loads, as integers starting a step behind the panels:
+     * the loads then take the fresh result of an i32 add, which Cranelift knows is zero-extended, where a
+     * pointer carried from the last step costs a move to zero-extend it for each of A's and B's addresses
+     * (2 of 27 instructions a step; the loop alone 44 -> 47 GFLOP/s in wasmtime). With pack_a's splats,
+     * BERT's encoder in V8 (node, the engine onnxruntime-web runs in) 98 -> 87 ms of CPU, in wasmtime 0.96-1.0x
+     * (benchmarks/web/ab.mjs, python -m benchmarks.wasm_ab). The empty asm hides the addresses from loop
+     * strength reduction, which would drop the no-wrap flags the wasm backend needs to fold a constant offset
+     * into a load: one address per step instead of an add before each load. */
+    uintptr_t at = (uintptr_t)a - MR * 4 * sizeof(float), wt = (uintptr_t)w - NR * sizeof(float);
+    for (size_t p = 0; p < kc; ++p) {
+        at += MR * 4 * sizeof(float);
+        wt += NR * sizeof(float);
+        __asm__("" : "+r"(at), "+r"(wt));
+        const float *ap = (const float *)at, *wp = (const float *)wt;
         const v128_t b0 = wasm_v128_load(wp), b1 = wasm_v128_load(wp + 4);
         for (size_t i = 0; i < MR; ++i) {
             const v128_t ai = wasm_v128_load(ap + i * 4);
