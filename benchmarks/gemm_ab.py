@@ -3,6 +3,10 @@ same process, alternating call by call, so that a burst of load from the VM's ne
 
     python -m benchmarks.gemm_ab HEAD . --variant 4x8__wasmsimd --shape 3136,96,16 --shape 128,1536,384
     python -m benchmarks.gemm_ab HEAD~3 HEAD --variant 8x32__avx512 --shape 1024,1024,1024 --rounds 20
+    python -m benchmarks.gemm_ab HEAD . --variant 4x8__wasmsimd --shape 128,384,384 --engine node
+
+A SIMD128 variant runs in wasmtime, or with --engine node in V8 (node --no-liftoff, benchmarks/web/wasi.mjs), the
+engine onnxruntime-web runs in: the two compile the same module differently.
 
 A version is a git revision (its runtime_c/ is extracted) or "." for the working tree. Each version's driver
 (gemm.c) and variant file are compiled into the one program, their symbols renamed apart; the products end in
@@ -23,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.gemm import NATIVE, PRELUDE, WASM, parse_shape, run_wasi
+from benchmarks.measure import WEB
 from mlcc import paths
 from mlcc.ops._gemm import blocking, variants
 from mlcc.targets import _host_cpu_flags, resolve
@@ -128,9 +133,12 @@ def _zig(args: list[str]) -> None:
         sys.exit(f"error: compiling the A/B program failed:\n{proc.stderr.strip()}")
 
 
-def _run(program: Path, wasm: bool, arguments: list[str]) -> list[float]:
-    output = run_wasi(program, arguments) if wasm else subprocess.run(
-        [str(program), *arguments], check=True, capture_output=True, text=True).stdout
+def _run(program: Path, engine: str | None, arguments: list[str]) -> list[float]:
+    if engine == "wasmtime":
+        output = run_wasi(program, arguments)
+    else:
+        command = [str(program)] if engine is None else ["node", "--no-liftoff", str(WEB / "wasi.mjs"), str(program)]
+        output = subprocess.run([*command, *arguments], check=True, capture_output=True, text=True).stdout
     return [float(x) for x in output.split()]
 
 
@@ -141,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", required=True, help="an f32-gemm variant, e.g. 4x8__wasmsimd or 8x32__avx512")
     p.add_argument("--shape", action="append", required=True, metavar="M,N,K", help="a product, repeatable")
     p.add_argument("--rounds", type=int, default=40, help="alternating calls of each version per shape [40]")
+    p.add_argument("--engine", choices=("wasmtime", "node"), default="wasmtime",
+                   help="the engine a SIMD128 variant runs in [wasmtime]")
     args = p.parse_args(argv)
     variant = next((v for v in variants() if v.name == args.variant), None)
     if variant is None:
@@ -158,12 +168,14 @@ def main(argv: list[str] | None = None) -> int:
         runtimes = {side: _runtime_of(version, Path(tmp) / side) for side, version in (("A", args.a), ("B", args.b))}
         program = Path(tmp) / ("ab.wasm" if wasm else "ab")
         _build(target_flags(target), variant, runtimes, program)
-        print(f"{variant.name}: A = {args.a}, B = {args.b}; {args.rounds} alternating calls each, kc {b.kc}, "
+        engine = args.engine if wasm else None
+        print(f"{variant.name}{f' in {engine}' if engine else ''}: A = {args.a}, B = {args.b}; "
+              f"{args.rounds} alternating calls each, kc {b.kc}, "
               f"mc {b.mc}, nc {b.nc}, bias + ReLU")
         print("| shape | A min ms | A median ms | B min ms | B median ms | B/A min | B/A median | outputs |")
         print("|---|---:|---:|---:|---:|---:|---:|---|")
         for m, n, k in shapes:
-            a_min, a_med, b_min, b_med, same = _run(program, wasm, [str(x) for x in (m, n, k, args.rounds,
+            a_min, a_med, b_min, b_med, same = _run(program, engine, [str(x) for x in (m, n, k, args.rounds,
                                                                                     b.kc, b.mc, b.nc)])
             print(f"| {m}x{n}x{k} | {a_min:.4f} | {a_med:.4f} | {b_min:.4f} | {b_med:.4f} | {b_min / a_min:.3f} "
                   f"| {b_med / a_med:.3f} | {'bit-identical' if same else 'differ'} |")
