@@ -101,8 +101,9 @@ def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0, 
     return result
 
 
-def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0) -> dict:
-    """Per-step times of an instrumented build of `folder`'s sources: median over `repeat` calls."""
+def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0, threads: int = 1) -> dict:
+    """Per-step times of an instrumented build of `folder`'s sources: median over `repeat` calls; threads > 1
+    runs NAME_run_parallel on the runtime's pool (host), each step timed from its start to its last task's end."""
     _check_counts(warmup, repeat)
     folder = Path(folder)
     report = runners.read_report(folder)
@@ -114,7 +115,12 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
     if profiler is None:
         raise UsageError(f"mlcc bench --profile cannot profile target {target.name!r} (runner {target.runner!r}); "
                          f"it profiles runners: {', '.join(_PROFILERS)}")
-    total_ns, steps_ns = profiler(folder, report, target, random_feeds(report, seed), warmup, repeat, max(len(steps), 1))
+    if threads != 1 and (target.runner not in _THREADED or toolchain.THREAD_POOL not in report.get("kernel_families", [])):
+        raise UsageError(f"mlcc bench --profile --threads {threads}: {target.name} has no runtime thread pool to "
+                         f"profile on (threads run on runners: {', '.join(_THREADED)})")
+    feeds = random_feeds(report, seed)
+    kwargs = {"threads": threads} if threads != 1 else {}
+    total_ns, steps_ns = profiler(folder, report, target, feeds, warmup, repeat, max(len(steps), 1), **kwargs)
     steps_ns = steps_ns[:, :len(steps)].astype(np.float64)
     step_ms = np.median(steps_ns, axis=0) / 1e6
     timed_ms = float(step_ms.sum())
@@ -126,7 +132,7 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
                      "share": float(ms) / timed_ms if timed_ms > 0 else 0.0, "flops": step["flops"],
                      "gflops_per_s": step["flops"] / (ms * 1e6) if ms > 0 else 0.0})
     return {"folder": str(folder), "name": report["name"], "target": target.name, "warmup": warmup,
-            "repeat": repeat, "total_ms": total_ms, "steps_ms": timed_ms,
+            "repeat": repeat, "threads": threads, "total_ms": total_ms, "steps_ms": timed_ms,
             "measured_total_ms": float(np.median(total_ns)) / 1e6, "flops": report.get("flops", 0),
             "rows": rows}
 
@@ -144,6 +150,10 @@ _THREADED = ("host",)  # runners whose timer takes threads
 _LINKED_CDEF = """
 int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
                       uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
+"""
+_LINKED_PARALLEL_CDEF = """
+int mlcc_bench_linked_parallel(const void *const *inputs, void *const *outputs, void *arena, unsigned threads,
+                               int repeat, uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
 """
 
 
@@ -243,6 +253,10 @@ def _compile_linked(folder: Path, report: dict, target: Target, steps: int | Non
         own = [f for f in sources if not f.startswith("mlcc_runtime/") and not f.endswith("_runner.c")]
         sources = [*own, *map(str, toolchain.kernel_objects(target, report["kernel_families"]))]
     defines = [f"-DMLCC_BENCH_RUN_V={report['name']}_run_v"]
+    pool = not target.is_wasm and toolchain.THREAD_POOL in report["kernel_families"]
+    if pool:  # mlcc_bench_linked_parallel on the runtime's pool (linked with the kernels)
+        defines.append(f"-DMLCC_BENCH_RUN_PARALLEL={report['name']}_run_parallel")
+        link = [*link, "-lpthread"]
     if steps is not None:
         defines += ["-DMLCC_PROFILE", f"-DMLCC_PROFILE_STEPS={steps}"]
     flags = toolchain.compile_flags(target, ["mlcc_runtime/include", "mlcc_runtime/kernels"])
@@ -256,34 +270,42 @@ class HostProfiled:
     alternate between builds in one process."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
-                 cached_kernels: bool | None = None):
+                 cached_kernels: bool | None = None, threads: int = 1):
         from cffi import FFI
 
-        self.name, self.steps = report["name"], steps
+        self.name, self.steps, self.threads = report["name"], steps, threads
         with tempfile.TemporaryDirectory(prefix="mlcc-profile-") as tmp:
             library = Path(tmp) / f"lib{report['name']}_profile.so"
             _compile_linked(folder, report, target, steps, library, ["-shared"], cached_kernels)
             self.ffi = ffi = FFI()
-            ffi.cdef(_LINKED_CDEF)
+            ffi.cdef(_LINKED_CDEF + (_LINKED_PARALLEL_CDEF if threads != 1 else ""))
             self.lib = ffi.dlopen(str(library))  # stays mapped after the file is removed
         self._buffers = _host_buffers(report, feeds)
         self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])
         self._arena = ffi.cast("void *", self._buffers[2].ctypes.data)
 
     def run(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each call's wall time, its per-step wall times and the thread's CPU time, in nanoseconds."""
+        """Each call's wall time, its per-step wall times and the thread's CPU time (with threads, the
+        process's), in nanoseconds."""
         ffi, steps = self.ffi, self.steps
         total, cpu = ffi.new("uint64_t[]", max(count, 1)), ffi.new("uint64_t[]", max(count, 1))
         per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
-        status = self.lib.mlcc_bench_linked(*self._ptrs, self._arena, count, total, cpu, per_step)
+        if self.threads != 1:
+            status = self.lib.mlcc_bench_linked_parallel(*self._ptrs, self._arena, self.threads, count, total, cpu,
+                                                         per_step)
+            if status == -1:
+                raise RunError(f"could not start a pool of {self.threads} threads")
+        else:
+            status = self.lib.mlcc_bench_linked(*self._ptrs, self._arena, count, total, cpu, per_step)
         if status != 0:
             raise RunError(f"{self.name}_run_v returned status {status}")
         return _u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps), _u64s(ffi, cpu, count)
 
 
 @_profiler("host")
-def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int):
-    profiled = HostProfiled(folder, report, target, feeds, steps)
+def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, steps: int,
+                  threads: int = 1):
+    profiled = HostProfiled(folder, report, target, feeds, steps, threads=threads)
     profiled.run(warmup)
     return profiled.run(repeat)[:2]
 
@@ -413,7 +435,8 @@ def format_bench(r: dict) -> str:
 
 def format_profile(p: dict, top: int = 15) -> str:
     rows = sorted(p["rows"], key=lambda r: -r["ms"])
-    lines = [f"{p['name']} on {p['target']}: per-step profile, median of {p['repeat']} runs "
+    threads = f", {p['threads']} threads" if p.get("threads", 1) != 1 else ""
+    lines = [f"{p['name']} on {p['target']}{threads}: per-step profile, median of {p['repeat']} runs "
              f"(steps {p['steps_ms']:.4f} ms + untimed {p['total_ms'] - p['steps_ms']:.4f} ms; instrumented call "
              f"{p['measured_total_ms']:.4f} ms)",
              f"{'#':>5}  {'node':<36} {'op':<22} {'ms':>10} {'share':>7} {'GFLOP/s':>9}"]

@@ -376,7 +376,7 @@ def bench(path, target, warmup, repeat, as_json, with_profile, top, seed, thread
         elif not folder.is_dir():
             raise UsageError(f"{path}: no such build folder or model file")
         result = run_bench(folder, warmup, repeat, seed, threads)
-        layers = profile(folder, warmup, repeat, seed) if with_profile else None
+        layers = profile(folder, warmup, repeat, seed, threads) if with_profile else None
     if as_json:
         click.echo(json.dumps({**result, **({"profile": layers} if layers else {})}, indent=2))
         return

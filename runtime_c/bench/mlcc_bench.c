@@ -6,7 +6,10 @@
  * (wasm32, where Python cannot hand over a function pointer). With -DMLCC_PROFILE -DMLCC_PROFILE_STEPS=N
  * on NAME.c and on this file, it also defines the per-step hooks NAME.c calls and records every step of
  * every timed call. The clock is CLOCK_MONOTONIC (WASI's monotonic clock on wasm32); mlcc_bench_linked also
- * reads the calling thread's CPU time, which a shared machine's other load barely changes.
+ * reads the calling thread's CPU time, which a shared machine's other load barely changes. With
+ * -DMLCC_BENCH_RUN_PARALLEL=NAME_run_parallel (hosts with the runtime's pool), mlcc_bench_linked_parallel
+ * does the same on a pool of N threads: a step's time is then the calling thread's, from its start to its
+ * last task's end.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -127,6 +130,41 @@ MLCC_BENCH_API int mlcc_bench_linked(const void *const *inputs, void *const *out
         (void)steps_ns;
 #endif
     }
+    return status;
+}
+#endif
+
+#if defined(MLCC_BENCH_RUN_PARALLEL)
+#include "mlcc/threadpool.h"
+
+int MLCC_BENCH_RUN_PARALLEL(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel);
+
+/* mlcc_bench_linked on the runtime's pool of `threads` threads (cpu_ns: the process's CPU time); -1 when the
+ * pool cannot be started. */
+MLCC_BENCH_API int mlcc_bench_linked_parallel(const void *const *inputs, void *const *outputs, void *arena,
+                                              unsigned threads, int repeat, uint64_t *total_ns, uint64_t *cpu_ns,
+                                              uint64_t *steps_ns)
+{
+    mlcc_threadpool *pool = mlcc_threadpool_create(threads);
+    if (pool == NULL) return -1;
+    const mlcc_parallel parallel = mlcc_threadpool_parallel(pool);
+    int status = 0;
+    for (int r = 0; r < repeat; ++r) {
+#if defined(MLCC_PROFILE)
+        memset(step_ns, 0, sizeof step_ns);
+#endif
+        const uint64_t cpu_start = cpu_ns == NULL ? 0 : process_cpu_ns();
+        const uint64_t start = now_ns();
+        status = MLCC_BENCH_RUN_PARALLEL(inputs, outputs, arena, &parallel);
+        total_ns[r] = now_ns() - start;
+        if (cpu_ns != NULL) cpu_ns[r] = process_cpu_ns() - cpu_start;
+#if defined(MLCC_PROFILE)
+        memcpy(steps_ns + (size_t)r * MLCC_PROFILE_STEPS, step_ns, sizeof step_ns);
+#else
+        (void)steps_ns;
+#endif
+    }
+    mlcc_threadpool_destroy(pool);
     return status;
 }
 #endif

@@ -88,15 +88,16 @@ def test_bench_errors(built, tmp_path):
 
 
 def test_bench_threads(built):
-    """--threads 2 times NAME_run_parallel on the runtime's pthreads pool (the clock line says so); a runner
-    that runs one thread, and 0 threads, are one error line each."""
+    """--threads 2 times NAME_run_parallel on the runtime's pthreads pool (the clock line says so), and so does
+    its profile (it says so too); a runner that runs one thread, and 0 threads, are one error line each."""
     proc = mlcc("bench", built["host"], "--warmup", "1", "--repeat", "5", "--threads", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["threads"] == 2 and "small_run_parallel on the runtime's pool of 2 threads" in result["clock"]
     assert len(result["times_ms"]) == 5 and min(result["times_ms"]) > 0
-    text = mlcc("bench", built["host"], "--repeat", "3", "--threads", "2")
+    text = mlcc("bench", built["host"], "--repeat", "3", "--threads", "2", "--profile")
     assert text.returncode == 0 and "(host, 2 threads)" in text.stdout and "the process's" in text.stdout
+    assert ", 2 threads: per-step profile" in text.stdout
     assert_one_line_error(mlcc("bench", built["wasm32"], "--threads", "2"), "runs one thread")
     assert_one_line_error(mlcc("bench", built["host"], "--threads", "0"), "--threads")
 
