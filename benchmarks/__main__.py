@@ -148,7 +148,7 @@ def run_model(name: str, args, log) -> dict:
         row["wasm_build"] = measure.mlcc_build(path, "wasm32", builds / f"{name}-wasm32")
         row["flops"] = row["flops"] or row["wasm_build"].get("flops")
     # Each pair is timed in alternating rounds, so a slow spell of this shared VM falls on both sides of a ratio
-    rounds = {"ort": [], "wasm": [], "web": [], **{level: [] for level in args.levels}}
+    rounds = {"ort": [], "wasm": [], "v8": [], "web": [], **{level: [] for level in args.levels}}
     budget, most = args.budget / args.rounds, max(3, args.max_repeat // args.rounds)
     expected = None
     # the FMA peak of the level's ISA right before and after each of its rounds: what the core gave while it ran
@@ -169,6 +169,8 @@ def run_model(name: str, args, log) -> dict:
             if not args.no_web:
                 estimate = next((rounds[k][-1]["median_ms"] / 1e3 for k in ("wasm", "ort")
                                  if "median_ms" in rounds[k][-1]), 1.0)
+                # the same module in V8 too: onnxruntime-web's engine, where wasmtime is mlcc's runner
+                rounds["v8"].append(measure.v8_latency(row["wasm_build"], estimate, budget, most))
                 rounds["web"].append(measure.web_latency(path, specs, estimate, budget, most))
     for key, results in rounds.items():
         if results and key in row["native"]:

@@ -196,6 +196,28 @@ def web_latency(model_path: Path, specs: list[dict], estimate_s: float, budget: 
             "version": result["version"]}
 
 
+def v8_latency(built: dict, estimate_s: float, budget: float, most: int) -> dict:
+    """mlcc's wasm32 build (the module mlcc_latency checked and timed in wasmtime) through its ES module under
+    node, in V8 as onnxruntime-web runs (benchmarks/web/mlcc.mjs): each run's wall time and the process's CPU
+    time over it, as web_latency's, so the two compare in one engine."""
+    if "error" in built:
+        return {"error": f"build failed: {built['error'][:200]}"}
+    folder = Path(built["folder"])
+    name = json.loads((folder / "report.json").read_text())["name"]
+    warmup, repeat = repeats_for(estimate_s, budget, most)
+    try:  # --no-liftoff: compiled by TurboFan before the timed runs (see web_latency)
+        proc = subprocess.run(["node", "--max-old-space-size=8192", "--no-liftoff", str(WEB / "mlcc.mjs"),
+                               str(folder), name, str(warmup), str(repeat)],
+                              capture_output=True, text=True, timeout=max(600, 30 * estimate_s * (warmup + repeat)))
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out"}
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+        return {"error": f"node exit {proc.returncode}: {(lines[-1] if lines else '')[:300]}"}
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**summary(result["times_ms"]), "cpu_median_ms": float(np.median(result["cpu_ms"]))}
+
+
 _PEAK_PROGRAMS: dict[Path, Path] = {}
 
 

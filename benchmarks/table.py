@@ -59,7 +59,7 @@ def _ratio_text(r: float | None) -> str:
 
 def row_summary(row: dict) -> str:
     cells = [("ort", row.get("ort"))] + [(level, n.get("mlcc")) for level, n in (row.get("native") or {}).items()]
-    cells += [("wasm", row.get("wasm")), ("web", row.get("web"))]
+    cells += [("wasm", row.get("wasm")), ("v8", row.get("v8")), ("web", row.get("web"))]
     q = row.get("int8") or {}
     cells += [(f"int8 {key}", q.get(key)) for key in ("mlcc", "ort", "fp32", "wasm", "web")]
     parts = [f"{key} {_ms(cell['median_ms'])} ms" if "median_ms" in cell else f"{key} fails"
@@ -73,10 +73,11 @@ def markdown(results: dict) -> str:
     head_cells = ["model", "GFLOP", "ORT ms"]
     for level in levels:
         head_cells += [f"{level} ms", f"{level} / ORT"]
-    head_cells += ["mlcc wasm ms", "ORT-web ms", "wasm/web", "wasm/web CPU"] + [f"{level} % of peak" for level in levels]
+    head_cells += ["mlcc wasm ms", "ORT-web ms", "wasm/web", "wasm/web CPU", "V8/web CPU"]
+    head_cells += [f"{level} % of peak" for level in levels]
     lines = ["| " + " | ".join(head_cells) + " |", "|---|" + "---:|" * (len(head_cells) - 1)]
     native: dict[str, list[float]] = {level: [] for level in levels}
-    web, web_cpu, paired, gemm_best = [], [], {level: [] for level in levels}, {}
+    web, web_cpu, v8_cpu, paired, gemm_best = [], [], [], {level: [] for level in levels}, {}
     for row in results["rows"]:
         if "error" in row:
             lines.append(f"| {row['model']} | fails [{notes.add(row['model'] + ': ' + row['error'])}] |"
@@ -107,14 +108,19 @@ def markdown(results: dict) -> str:
             web.append(r_web)
         if r_web_cpu and row["model"] != GEMM:
             web_cpu.append(r_web_cpu)
+        # the same module in V8, onnxruntime-web's engine (checked in wasmtime: the wasm/web cells' run)
+        r_v8_cpu = cpu_ratio(row.get("v8"), row.get("web")) if r_web_cpu else None
+        if r_v8_cpu and row["model"] != GEMM:
+            v8_cpu.append(r_v8_cpu)
         cells += [_latency(row.get("wasm"), f"{row['model']} mlcc wasm32", notes),
                   _latency(row.get("web"), f"{row['model']} onnxruntime-web", notes), _ratio_text(r_web),
-                  _ratio_text(r_web_cpu), *shares]
+                  _ratio_text(r_web_cpu), _ratio_text(r_v8_cpu), *shares]
         lines.append(" | ".join(cells) + " |")
     means = ["| **geometric mean** (models, " + GEMM + " left out)", "", ""]
     for level in levels:
         means += ["", f"{_ratio_text(geomean(native[level]))} ({len(native[level])})"]
-    means += ["", "", f"{_ratio_text(geomean(web))} ({len(web)})", f"{_ratio_text(geomean(web_cpu))} ({len(web_cpu)})"]
+    means += ["", "", f"{_ratio_text(geomean(web))} ({len(web)})", f"{_ratio_text(geomean(web_cpu))} ({len(web_cpu)})",
+              f"{_ratio_text(geomean(v8_cpu))} ({len(v8_cpu)})" if v8_cpu else ""]
     means += [""] * len(levels)
     lines.append(" | ".join(means) + " |")
     peak_text = ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peak.items()) if "error" not in peak else peak["error"]
@@ -145,7 +151,9 @@ def markdown(results: dict) -> str:
         "mlcc / reference, **bold** where mlcc is faster; mlcc native and wasm32 are timed inside the compiled code, "
         "onnxruntime around session.run (Python), onnxruntime-web around session.run (node); wasm/web CPU is "
         "the same ratio in CPU time (mlcc's thread in wasmtime, node's whole process, V8's helper threads "
-        "included), which a loaded machine's descheduling does not inflate",
+        "included), which a loaded machine's descheduling does not inflate; V8/web CPU times the same wasm32 "
+        "module through mlcc's ES module under node, in V8 as onnxruntime-web (node's process CPU both sides): "
+        "one engine for both, where wasmtime's Cranelift and V8 compile the module differently",
         "- a latency counts only if the outputs match onnxruntime (rtol 1e-2, atol 1e-3)",
         "- GFLOP counts direct convolution's multiply-adds; mlcc runs 3x3 stride-1 and 5x5 stride-1 and -2 "
         "convolutions as Winograd F(4x4, 3x3), a quarter (0.36 for 5x5) of them, so % of peak is an "
