@@ -231,7 +231,7 @@ int main(void) {
     }
 
     /* the NHWC driver against qs8-gemm's NCHW one: 3x3 same, 3x3 stride 2, 1x1 in place, 1x1 stride 2 */
-    static const size_t convs[][4] = {{3, 1, 1}, {3, 2, 1}, {1, 1, 0}, {1, 2, 0}};
+    static const size_t convs[][4] = {{3, 1, 1}, {3, 2, 1}, {1, 1, 0}, {1, 2, 0}, {2, 2, 1}, {3, 1, 0}};
     static uint8_t xc[7 * 9 * 8], xl[7 * 9 * 8], yc[7 * 9 * MAX_N], yl[7 * 9 * MAX_N];
     static _Alignas(8) uint8_t patches[64 * 9 * 8 + 8];
     static int8_t wc[MAX_N * 80], wl[MAX_N * 72], wr[MAX_N * 72];

@@ -16,7 +16,7 @@ HARNESS = Path(__file__).with_name("qs8_nhwc_edges.c")
 GEMM_CASES = 3 * 6 * 5 * 7 * 2 + 2  # and two deep products
 DWCONV_CASES = 3 * 5 * 5 * 2
 IGEMM_CASES = 3 * 6 * 4 * 4 * 2
-CONV_CASES = 4 * 2  # per driver form: the gathering one, then the indirect one per igemm form
+CONV_CASES = 6 * 2  # per driver form: the gathering one, then the indirect one per igemm form
 
 
 @pytest.mark.parametrize("target_name,gemms,igemms,dwconvs", [

@@ -69,10 +69,56 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     }
 }
 
-/* Each tap's pointer for `count` output pixels from (oh, ow) on. A pixel with every tap inside x (most of
- * them) is its first tap's address plus the taps' fixed offsets (a loop the compiler vectorises); one near the
- * border tests each tap. */
-#define MAX_OFFSET_TAPS 64
+/* What the tap tables of one convolution need, made once per call */
+struct tap_table {
+    const struct mlcc_qs8_conv_geometry *g;
+    const uint8_t *x, *padding, *tail_start;
+    uint8_t *end;
+    size_t x_bytes, run, taps, reach_h;
+    size_t offset[64];  /* an inside pixel's taps from its first, in (kh, kw) order: increasing */
+    size_t ow_lo, ow_hi;  /* the output columns whose taps are all inside x's columns */
+    bool offsets;         /* taps <= 64: offset[] holds them */
+};
+
+/* A tap's pointer where its `run` bytes would leave x: the copy of x's last bytes */
+static inline const uint8_t *kept_inside(const struct tap_table *tt, const uint8_t *p) {
+    return tt->run > tt->g->channels && (size_t)(p - tt->x) + tt->run > tt->x_bytes ? tt->end + (p - tt->tail_start) : p;
+}
+
+/* Pixel (oh, ow)'s taps tested one by one: in the padding, or near x's end */
+static void border_taps(const struct tap_table *tt, size_t oh, size_t ow, const uint8_t **tap) {
+    const struct mlcc_qs8_conv_geometry *g = tt->g;
+    const size_t ih0 = oh * g->stride_h - g->pad_top, iw0 = ow * g->stride_w - g->pad_left;
+    for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+        const size_t ih = ih0 + kh * g->dilation_h;
+        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) {
+            const size_t iw = iw0 + kw * g->dilation_w;
+            tap[t] = ih < g->in_h && iw < g->in_w ? kept_inside(tt, tt->x + (ih * g->in_w + iw) * g->channels) : tt->padding;
+        }
+    }
+}
+
+/* The taps of output row oh's pixels [ow, ow + count): where the row's taps are inside x's rows (and away from
+ * x's end), its inside pixels are a first tap's address plus the offsets, the address moving a stride a pixel
+ * (a loop the compiler vectorises); the pixels near the left and right borders, and the other rows, test each tap */
+static void row_taps(const struct tap_table *tt, size_t oh, size_t ow, size_t count, const uint8_t **tap) {
+    const struct mlcc_qs8_conv_geometry *g = tt->g;
+    const size_t ih0 = oh * g->stride_h - g->pad_top, end = ow + count, taps = tt->taps;
+    /* left of the padding wraps around to a huge size_t: one test covers both sides */
+    const bool rows_inside = tt->offsets && ih0 < g->in_h && ih0 + tt->reach_h < g->in_h &&
+                             !(tt->run > g->channels && ih0 + tt->reach_h + 1 == g->in_h);
+    const size_t lo = rows_inside ? MLCC_MIN(MLCC_MAX(ow, tt->ow_lo), end) : end;
+    const size_t hi = rows_inside ? MLCC_MAX(MLCC_MIN(end, tt->ow_hi), lo) : end;
+    for (; ow < lo; ++ow, tap += taps) border_taps(tt, oh, ow, tap);
+    if (ow < hi) {
+        const size_t step = g->stride_w * g->channels;
+        const uint8_t *base = tt->x + (ih0 * g->in_w + (ow * g->stride_w - g->pad_left)) * g->channels;
+        for (; ow < hi; ++ow, tap += taps, base += step) {
+            for (size_t t = 0; t < taps; ++t) tap[t] = base + tt->offset[t];
+        }
+    }
+    for (; ow < end; ++ow, tap += taps) border_taps(tt, oh, ow, tap);
+}
 
 void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                  uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
@@ -87,40 +133,25 @@ void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const u
     const size_t x_bytes = g->in_h * g->in_w * channels, tail = MLCC_MIN(run, x_bytes);
     const uint8_t *tail_start = x + x_bytes - tail;
     for (size_t i = 0; i < 2 * run; ++i) end[i] = i < tail ? tail_start[i] : 0;
-    const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, reach_w = (g->kernel_w - 1) * g->dilation_w;
-    const size_t step_h = g->dilation_h * g->in_w * channels, step_w = g->dilation_w * channels;
-    size_t offset[MAX_OFFSET_TAPS];  /* an inside pixel's taps from its first, in (kh, kw) order: increasing */
-    const bool offsets = taps <= MAX_OFFSET_TAPS;
-    for (size_t kh = 0, t = 0; offsets && kh < g->kernel_h; ++kh) {
-        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) offset[t] = kh * step_h + kw * step_w;
+    struct tap_table tt = {g, x, padding, tail_start, end, x_bytes, run, taps, (g->kernel_h - 1) * g->dilation_h,
+                           {0}, 0, 0, taps <= 64};
+    const size_t reach_w = (g->kernel_w - 1) * g->dilation_w;
+    for (size_t kh = 0, t = 0; tt.offsets && kh < g->kernel_h; ++kh) {
+        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) tt.offset[t] = (kh * g->dilation_h * g->in_w + kw * g->dilation_w) * channels;
     }
+    /* inside columns: pad_left <= ow * stride_w and ow * stride_w - pad_left + reach_w < in_w */
+    tt.ow_lo = MLCC_MIN((g->pad_left + g->stride_w - 1) / g->stride_w, g->out_w);
+    tt.ow_hi = g->in_w + g->pad_left > reach_w
+                   ? MLCC_MIN((g->in_w + g->pad_left - reach_w + g->stride_w - 1) / g->stride_w, g->out_w) : 0;
     size_t oh = 0, ow = 0;  /* the block's first pixel */
     for (size_t first = 0, pixels = g->out_h * g->out_w; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
-        const uint8_t **tap = pointers;
-        for (size_t r = 0; r < count; ++r, tap += taps) {
-            /* left of the padding wraps around to a huge size_t: one test covers both sides */
-            const size_t ih0 = oh * g->stride_h - g->pad_top, iw0 = ow * g->stride_w - g->pad_left;
-            const bool inside = ih0 < g->in_h && ih0 + reach_h < g->in_h && iw0 < g->in_w && iw0 + reach_w < g->in_w;
-            if (inside && offsets) {
-                const uint8_t *base = x + (ih0 * g->in_w + iw0) * channels;
-                for (size_t t = 0; t < taps; ++t) tap[t] = base + offset[t];
-                if (run > channels && (size_t)(tap[taps - 1] - x) + run > x_bytes) {  /* its last taps' reads would leave x */
-                    for (size_t t = 0; t < taps; ++t) {
-                        if ((size_t)(tap[t] - x) + run > x_bytes) tap[t] = end + (tap[t] - tail_start);
-                    }
-                }
-            } else {
-                for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
-                    const size_t ih = ih0 + kh * g->dilation_h;
-                    for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) {
-                        const size_t iw = iw0 + kw * g->dilation_w;
-                        const uint8_t *p = ih < g->in_h && iw < g->in_w ? x + (ih * g->in_w + iw) * channels : padding;
-                        tap[t] = run > channels && p != padding && (size_t)(p - x) + run > x_bytes ? end + (p - tail_start) : p;
-                    }
-                }
-            }
-            if (++ow == g->out_w) {
+        for (size_t r = 0; r < count;) {  /* the block's pixels, a run of one output row at a time */
+            const size_t span = MLCC_MIN(count - r, g->out_w - ow);
+            row_taps(&tt, oh, ow, span, pointers + r * taps);
+            r += span;
+            ow += span;
+            if (ow == g->out_w) {
                 ow = 0;
                 ++oh;
             }
