@@ -17,11 +17,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..ir import Node, Value
 from . import Op, register
 from ._qs8 import FAMILY, packed_layout, packed_panels
 
 DOMAIN = "mlcc"
+
+
+def _widens_weights(target, name: str) -> bool:
+    """Does the target's form of `name` widen each panel's weights into a workspace (manifest `widens_weights`)?"""
+    chosen = kernels.kernel(target, name)
+    return any(row["name"] == name and row["file"] == chosen.file and row.get("widens_weights")
+               for row in kernels.family(chosen.family).data["kernel"])
 
 
 @register
@@ -55,8 +63,11 @@ class PackedIntegerMatMul(Op):
         weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         ctx.use_kernels(FAMILY)  # qs8-packed.h's structs live in qs8-gemm.h
         gemm = ctx.kernel(name)
-        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, m=a.size // k, n=n, k=k, a=ctx.ptr(a),
-                 a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y), y_type="float" if floats else "int32_t",
+        work = "NULL"
+        if _widens_weights(ctx.target, name) and ctx.target.memory_policy != "size":  # else the reference's code
+            work = ctx.scratch(128 * -(-k // 4), "widened_weights", dtype=np.int16)  # mlcc_qs8_packed_dequant_work_bytes
+        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=a.size // k, n=n, k=k, a=ctx.ptr(a),
+                 a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y),
                  a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",
                  scale=ctx.ptr(scale) if scale is not None else "NULL",
                  scale_step=int(scale is not None and scale.size > 1),

@@ -56,6 +56,7 @@ int main(void) {
     static uint8_t a[MAX_M * (MAX_K + 3)];
     static int32_t acc[MAX_M * MAX_N], got32[MAX_M * (MAX_N + 1)], want32[MAX_M * (MAX_N + 1)];
     static float got[MAX_M * (MAX_N + 1)], want[MAX_M * (MAX_N + 1)], scale[MAX_N], offset[MAX_N];
+    static int16_t work[64 * ((MAX_K + 3) / 4)];  /* mlcc_qs8_packed_dequant_work_bytes(MAX_K) */
     static const size_t ms[] = {1, 2, 3, 4, 5, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};
     unsigned cases = 0, differ = 0;
     for (size_t v = 0; v < sizeof forms / sizeof forms[0]; ++v) {
@@ -88,7 +89,7 @@ int main(void) {
                             /* epilogue: 0 scale per tensor + offset, 1 per column + offset, 2 per column, 3 Cast alone */
                             const int epilogue = (int)((mi + ni + ki) % 4);
                             const struct mlcc_qs8_dequant dq = {a_zero, epilogue == 3 ? NULL : scale, epilogue == 0 ? 0u : 1u,
-                                                                epilogue < 2 ? offset : NULL};
+                                                                epilogue < 2 ? offset : NULL, work};
                             memset(want, 0xAA, sizeof want);
                             memset(got, 0xAA, sizeof got);
                             memset(want32, 0xAA, sizeof want32);

@@ -94,7 +94,12 @@ struct mlcc_qs8_dequant {
     const float *scale;  /* NULL, or scale_step 0: one for every column (per tensor), 1: one per column */
     size_t scale_step;
     const float *offset;  /* NULL or n */
+    int16_t *work;  /* NULL, or mlcc_qs8_packed_dequant_work_bytes(k): where a form without 8-bit dot products
+                     * widens each panel's weights to 16 bits once for all rows (SIMD128) */
 };
+
+/* Per quad of k: its two pairs of k x 16 columns x 2 values */
+static inline size_t mlcc_qs8_packed_dequant_work_bytes(size_t k) { return 128u * ((k + 3u) / 4u); }
 
 #define MLCC_QS8_PACKED_DEQUANT_DECLARE(isa)                                                                        \
     void mlcc_qs8_packed_gemm_f32__##isa(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip, \
