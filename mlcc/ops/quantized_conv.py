@@ -46,10 +46,12 @@ class QuantizedConv(Op):
         return [0]
 
     def runs_channels_last(self, node: Node) -> bool:
-        """2-D, and one group or depthwise (a grouped one stays channel-major)."""
+        """2-D, and one group, depthwise, or grouped 1x1 in place (one GEMM per group on the pixels where they
+        are, as ShuffleNet's); another grouped one stays channel-major."""
         x, w = node.inputs[0], node.inputs[1]
         group = int(node.attrs["group"])
-        return len(x.shape) == 4 and not x.is_const and (group == 1 or group == x.shape[1] == w.shape[0])
+        return len(x.shape) == 4 and not x.is_const and (group == 1 or group == x.shape[1] == w.shape[0]
+                                                         or _in_place_1x1(node))
 
     def runs_channels_last_on(self, node: Node, target) -> bool:
         return runs_channels_last(target)
@@ -105,7 +107,11 @@ class QuantizedConv(Op):
                       x_size=x.size // x.shape[0], y=ctx.ptr(y), y_size=y.size // y.shape[0],
                       x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]))
         ctx.use_kernels(FAMILY)  # qs8-gemm.h: the requantization both channels-last families share
-        if int(a["group"]) > 1:  # depthwise: the weights as taps x channels, the vector of a channel block
+        groups = int(a["group"])
+        if groups > 1 and not groups == channels == n:  # grouped 1x1: each group's GEMM on its pixels' channels
+            self._lower_grouped(node, ctx, groups)
+            return
+        if groups > 1:  # depthwise: the weights as taps x channels, the vector of a channel block
             laid = np.ascontiguousarray(w.data[:, :taps].T)
             weights = ctx.constant(Value(f"{w.name}_taps", np.dtype(np.int8), laid.shape, laid))
             ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_dwconv_nhwc"),
@@ -138,12 +144,34 @@ class QuantizedConv(Op):
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)
 
+    def _lower_grouped(self, node: Node, ctx, groups: int) -> None:
+        x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+        a = node.attrs
+        (height, width, channels), n = x.shape[1:], y.shape[-1]
+        group_in, group_out = channels // groups, n // groups
+        panels = [packed_panels(w.data[g * group_out:(g + 1) * group_out, :group_in]) for g in range(groups)]
+        packed = np.concatenate(panels)
+        weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
+        bias, multiplier, shift = (ctx.ptr(v) for v in node.inputs[2:5])
+        ctx.emit("ops/quantized_conv_grouped_nhwc.c.j2", gemm=ctx.kernel("mlcc_qs8_packed_gemm"), batch=x.shape[0],
+                 groups=groups, group_in=group_in, group_out=group_out, channels=channels, out_channels=n,
+                 pixels=height * width, x=ctx.ptr(x), y=ctx.ptr(y), w=weights, group_bytes=panels[0].size,
+                 bias=bias, multiplier=multiplier, shift=shift, a_flip=int(a["a_flip"]), y_zero=int(a["y_zero"]),
+                 y_min=int(a["y_min"]), y_max=int(a["y_max"]))
+
     def flops(self, node: Node) -> int:
         taps = int(node.attrs["kernel"][0]) * int(node.attrs["kernel"][1])
         if is_channels_last(node):
             return 2 * node.outputs[0].size * node.inputs[0].shape[-1] // int(node.attrs["group"]) * taps
         group_in = node.inputs[0].shape[1] // int(node.attrs["group"])
         return 2 * node.outputs[0].size * group_in * taps
+
+
+def _in_place_1x1(node: Node) -> bool:
+    """A 1x1 convolution with stride 1 and no padding (its output pixels are its input's)."""
+    a = node.attrs
+    return (list(a["kernel"]) == [1, 1] and list(a["stride"]) == [1, 1] and list(a["pad_begin"]) == [0, 0]
+            and node.inputs[0].shape[2:] == node.outputs[0].shape[2:])
 
 
 def _spatial(shape: tuple[int, ...]) -> tuple[int, int]:

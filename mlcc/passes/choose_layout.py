@@ -17,11 +17,13 @@ at build time as each reader reads them (`Op.channels_last_constant`: a per-chan
 Transposes are inserted only where a value crosses the region's boundary (graph inputs and outputs, readers
 that cannot run channels-last); one that is the inverse of the Transpose producing its input reads that
 Transpose's input instead, and a Transpose that only moves dims of extent 1 is a Reshape (a view in the
-memory plan).
+memory plan). A boundary node that is no seed moves out of the region where the value on its other side is
+smaller (a graph input's QuantizeLinear: its 8-bit output is transposed, not the float input).
 
 A channel shuffle (Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to
 [N, C, H, W], as in ShuffleNet) joins the region too: channels-last it is the same three nodes on
-[N, H, W, g, C/g], one Transpose of the innermost two dims, instead of three Transposes of whole tensors.
+[N, H, W, g, C/g], one Transpose of the innermost two dims, instead of three Transposes of whole tensors (on
+float32 or, between integer ops, 8-bit values; the grouped 1x1 QuantizedConv before it runs channels-last).
 """
 
 from __future__ import annotations
@@ -48,13 +50,14 @@ def _capable(node: Node, target: Target) -> bool:
 
 
 def _channel_shuffles(rw: Rewriter) -> dict[int, str]:
-    """The nodes of each channel shuffle on a float32 [N, C, H, W] value: id -> "split", "swap" or "merge"."""
+    """The nodes of each channel shuffle on a [N, C, H, W] value (float32, or 8-bit between integer ops): id ->
+    "split", "swap" or "merge"."""
     roles: dict[int, str] = {}
     for split in rw.graph.nodes:
         if not ops.has_role(split, Role.RESHAPE):
             continue
         x, parts = split.inputs[0], split.outputs[0]
-        if x.dtype != np.float32 or len(x.shape) != 4 or len(parts.shape) != 5:
+        if len(x.shape) != 4 or len(parts.shape) != 5:
             continue
         n, c, h, w = x.shape
         if parts.shape[0] != n or parts.shape[3:] != (h, w) or parts.shape[1] * parts.shape[2] != c:
