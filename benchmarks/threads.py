@@ -10,6 +10,11 @@ a slow spell of this shared VM falls on every column; each cell is the median of
 time: CPU time adds up the threads). The load average is recorded before and after each model: with other
 engineers' jobs on the machine's cores, a second thread finds a core only part of the time, so the 2-thread
 speedups here are lower bounds of what an idle machine gives. Writes benchmarks/results/threads.md.
+
+Per step: instrumented builds (mlcc bench --profile) of NAME_run_v and of NAME_run_parallel on the pool,
+alternating round by round in one process; each model's section lists the steps that lose the most against a
+perfect split (N-thread time less the 1-thread time / N): hand-off, imbalance, memory-bound steps and steps
+not split show there, one by one.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from benchmarks.models import SUITE
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODELS = ["squeezenet", "shufflenet", "mobilenet_v2", "resnet50"]
+STEP_ROWS = 8  # steps listed per model, those losing the most against a perfect split
 
 
 def _node_version() -> str:
@@ -107,16 +113,58 @@ def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: 
                 return row
             cells[key].append(result["median_ms"])
     row.update({key: statistics.median(values) for key, values in cells.items()})
-    # Amdahl's bound from a one-thread profile: the steps NAME_run_parallel splits at most N times faster
-    from mlcc.bench import profile
-
-    steps = profile(built["folder"], 2, 10)
+    # Amdahl's bound from the one-thread profile: the steps NAME_run_parallel splits at most N times faster
     report = json.loads((Path(built["folder"]) / "report.json").read_text())
-    split = sum(r["ms"] for r, s in zip(steps["rows"], report["steps"]) if s.get("parallel"))
-    row["split_share"] = split / steps["total_ms"]
+    one, many = step_profiles(Path(built["folder"]), report, threads, rounds)
+    split = sum(ms for ms, s in zip(one, report["steps"]) if s.get("parallel"))
+    row["split_share"] = split / sum(one)
     row["bound"] = 1.0 / (1.0 - row["split_share"] + row["split_share"] / threads)
+    row["steps"] = [{"step": i, "node": s["node"], "op": s["op"], "parallel": bool(s.get("parallel")),
+                     "ms1": round(float(a), 4), "msN": round(float(b), 4)}
+                    for i, (s, a, b) in enumerate(zip(report["steps"], one, many))]
     row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
     return row
+
+
+def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat: int = 10):
+    """Per-step medians (ms) of NAME_run_v and of NAME_run_parallel on `threads` threads: instrumented builds
+    alternating round by round in one process."""
+    import numpy as np
+
+    from mlcc.bench import HostProfiled, random_feeds
+    from mlcc.targets import resolve
+
+    target, feeds, count = resolve(report["target"]), random_feeds(report), max(len(report["steps"]), 1)
+    builds = [HostProfiled(folder, report, target, feeds, count),
+              HostProfiled(folder, report, target, feeds, count, threads=threads)]
+    times: list[list] = [[], []]
+    for build in builds:
+        build.run(2)
+    for r in range(max(rounds, 2)):
+        for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+            times[k].append(builds[k].run(repeat)[1])
+    one, many = (np.median(np.concatenate(t), axis=0)[:len(report["steps"])] / 1e6 for t in times)
+    return one, many
+
+
+def steps_table(row: dict, threads: int) -> str:
+    """The steps losing the most against a perfect split, and the sums by whether they split."""
+    steps = row["steps"]
+    for s in steps:
+        s["lost"] = s["msN"] - s["ms1"] / threads
+    lines = [f"| step | op | split | 1 thread ms | {threads} threads ms | speedup | lost ms |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for s in sorted(steps, key=lambda s: -s["lost"])[:STEP_ROWS]:
+        speedup = f"{s['ms1'] / s['msN']:.2f}x" if s["msN"] > 0 else "-"
+        lines.append(f"| {s['node']} | {s['op']} | {'yes' if s['parallel'] else 'no'} | {s['ms1']:.3f} | "
+                     f"{s['msN']:.3f} | {speedup} | {s['lost']:+.3f} |")
+    for split in (True, False):
+        part = [s for s in steps if s["parallel"] == split]
+        if part:
+            one, many = sum(s["ms1"] for s in part), sum(s["msN"] for s in part)
+            lines.append(f"| ({len(part)} steps {'split' if split else 'not split'}) | | | {one:.3f} | {many:.3f} | "
+                         f"{one / many if many > 0 else 0:.2f}x | {many - one / threads:+.3f} |")
+    return "\n".join(lines)
 
 
 def table(rows: list[dict], threads: int) -> str:
@@ -175,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         "in one process, wall-time medians of the rounds' medians; in brackets the speedup of the fastest "
         "runs, nearer an idle machine's when other jobs hold the cores.", "",
         table(rows, args.threads), "",
+        *[f"## {r['model']}: per step, 1 and {args.threads} threads (instrumented, medians)\n\n"
+          f"{steps_table(r, args.threads)}\n" for r in rows if "steps" in r],
         *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "
            "part of the time and each timed column swung with their load between rounds. The speedups above are "
            "the load's; the bound column (from the split steps' share, an upper bound: steps under "
