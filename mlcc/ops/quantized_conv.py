@@ -149,7 +149,8 @@ class QuantizedConv(Op):
         a = node.attrs
         (height, width, channels), n = x.shape[1:], y.shape[-1]
         group_in, group_out = channels // groups, n // groups
-        panels = [packed_panels(w.data[g * group_out:(g + 1) * group_out, :group_in]) for g in range(groups)]
+        layout = packed_layout(ctx.target)
+        panels = [packed_panels(w.data[g * group_out:(g + 1) * group_out, :group_in], layout) for g in range(groups)]
         packed = np.concatenate(panels)
         weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
         bias, multiplier, shift = (ctx.ptr(v) for v in node.inputs[2:5])
