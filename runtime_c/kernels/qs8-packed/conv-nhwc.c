@@ -29,6 +29,7 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     /* patch rows padded with zero bytes to whole 4-byte quads: they meet the panels' zero padding, and the
      * kernels run no tail (a first layer's k of 27 becomes 28) */
     const size_t ldp = (k + 3) & ~(size_t)3;
+    const size_t reach_h = (g->kernel_h - 1) * g->dilation_h, step_h = g->dilation_h * g->in_w * channels;
     size_t oh = 0, ow = 0;  /* the block's first pixel */
     for (size_t first = 0; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
@@ -41,6 +42,17 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
                                                : MLCC_MIN(g->kernel_w, kw_lo + g->in_w);
             uint8_t *row = patches + r * ldp;
             for (size_t p = k; p < ldp; ++p) row[p] = 0;
+            const size_t ih0 = oh * g->stride_h - g->pad_top;
+            if (g->dilation_w == 1 && kw_lo == 0 && kw_hi == g->kernel_w && ih0 < g->in_h && ih0 + reach_h < g->in_h) {
+                /* every tap inside: kernel_h runs of span bytes, step_h apart in x */
+                const uint8_t *src = x + (ih0 * g->in_w + iw0) * channels;
+                for (size_t kh = 0; kh < g->kernel_h; ++kh, row += span, src += step_h) copy_run(row, src, span);
+                if (++ow == g->out_w) {
+                    ow = 0;
+                    ++oh;
+                }
+                continue;
+            }
             for (size_t kh = 0; kh < g->kernel_h; ++kh, row += span) {
                 const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;
                 if (ih >= g->in_h) {
