@@ -38,6 +38,21 @@ static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr
     *(struct panel *)state = pn;
 }
 
+/* A tile's panels: one, or two side by side (each row's broadcast quad then feeds two vpdpbusd) */
+struct panels {
+    struct panel p[2];
+    size_t panel_bytes;
+    bool two;
+};
+
+/* a mlcc_qs8_packed_panel_fn for tiles of two panels: columns [j, j + nr), nr <= 32 */
+static inline void panels_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_requant *rq) {
+    struct panels *ps = state;
+    panel_of(&ps->p[0], base, j, MLCC_MIN(nr, MLCC_QS8_PACKED_NR), rq);
+    ps->two = nr > MLCC_QS8_PACKED_NR;
+    if (ps->two) panel_of(&ps->p[1], base + ps->panel_bytes, j + MLCC_QS8_PACKED_NR, nr - MLCC_QS8_PACKED_NR, rq);
+}
+
 /* One row of one panel's accumulators requantized and stored (a value, not the array: the accumulators stay
  * in registers through the loops) */
 static inline __attribute__((always_inline)) void store_row(__m512i acc, const struct panel *pn, uint8_t *c,
@@ -74,38 +89,85 @@ static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t 
     for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
 }
 
-/* a mlcc_qs8_packed_tile_fn: rows of bytes ^ a_flip ^ 0x80 */
-static inline __attribute__((always_inline)) void rows_tile(size_t mr, const void *operand, size_t i, const void *state,
-                                                            uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const struct mlcc_qs8_packed_rows *rows = operand;
-    const uint8_t *a = rows->a + i * rows->lda;
-    const uint32_t flip = (uint32_t)(rows->a_flip ^ 0x80) * 0x01010101u;
-    if (mr == MR && flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
-        tile(MR, a, rows->lda, rows->k, 0, state, c, ldc, rq);
-    } else {
-        tile(mr, a, rows->lda, rows->k, flip, state, c, ldc, rq);
-    }
-}
-
-void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                      const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn;
-    if (!mlcc_qs8_packed_walk(MR, true, m, n, k, &rows, packed, c, ldc, rq, &pn, panel_of, rows_tile)) {
-        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
-    }
-}
-
 static inline __m512i broadcast_quad(const uint8_t *p, uint32_t flip) {
     int32_t bytes;
     memcpy(&bytes, p, 4);
     return _mm512_set1_epi32(bytes ^ (int32_t)flip);
 }
 
-/* 8 rows whose taps are read where the pointers say (channels a multiple of 4) times one panel; the
- * accumulators are named, not an array (an array indexed in the nested loops was kept in memory, a 64-byte
- * store per row and quad) */
+/* The accumulators of 8 rows are named, not an array (an array indexed in the nested loops was kept in memory,
+ * a 64-byte store per row and quad) */
 #define EACH_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+/* 8 rows times two panels side by side: each row's quad broadcast once for both */
+static inline __attribute__((always_inline)) void tile8x2(const uint8_t *a, size_t lda, size_t k, uint32_t flip,
+                                                          const struct panel *pn, uint8_t *c, size_t ldc,
+                                                          const struct mlcc_qs8_requant *rq) {
+#define START2(r) __m512i acc##r = pn[0].start, bcc##r = pn[1].start;
+    EACH_ROW(START2)
+    const size_t k4 = k / 4;
+    for (size_t q = 0; q < k4; ++q) {
+        const __m512i w0 = _mm512_loadu_si512(pn[0].weights + q * 64), w1 = _mm512_loadu_si512(pn[1].weights + q * 64);
+#define MULTIPLY2(r)                                                   \
+        {                                                              \
+            const __m512i x = broadcast_quad(a + r * lda + 4 * q, flip); \
+            acc##r = _mm512_dpbusd_epi32(acc##r, x, w0);               \
+            bcc##r = _mm512_dpbusd_epi32(bcc##r, x, w1);               \
+        }
+        EACH_ROW(MULTIPLY2)
+    }
+    if (4 * k4 < k) {
+        const __m512i w0 = _mm512_loadu_si512(pn[0].weights + k4 * 64), w1 = _mm512_loadu_si512(pn[1].weights + k4 * 64);
+#define LAST2(r)                                                                                     \
+        {                                                                                            \
+            const __m512i x = _mm512_set1_epi32((int32_t)mlcc_qs8_row_quad(a + r * lda, k4, k, flip)); \
+            acc##r = _mm512_dpbusd_epi32(acc##r, x, w0);                                             \
+            bcc##r = _mm512_dpbusd_epi32(bcc##r, x, w1);                                             \
+        }
+        EACH_ROW(LAST2)
+    }
+#define STORE2(r)                                                 \
+    store_row(acc##r, &pn[0], c + r * ldc, rq);                   \
+    store_row(bcc##r, &pn[1], c + r * ldc + MLCC_QS8_PACKED_NR, rq);
+    EACH_ROW(STORE2)
+#undef START2
+#undef MULTIPLY2
+#undef LAST2
+#undef STORE2
+}
+
+/* a mlcc_qs8_packed_tile_fn: rows of bytes ^ a_flip ^ 0x80 */
+static inline __attribute__((always_inline)) void rows_tile(size_t mr, const void *operand, size_t i, const void *state,
+                                                            uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const struct mlcc_qs8_packed_rows *rows = operand;
+    const uint8_t *a = rows->a + i * rows->lda;
+    const uint32_t flip = (uint32_t)(rows->a_flip ^ 0x80) * 0x01010101u;
+    const struct panels *ps = state;
+    if (mr == MR && ps->two) {
+        if (flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
+            tile8x2(a, rows->lda, rows->k, 0, ps->p, c, ldc, rq);
+        } else {
+            tile8x2(a, rows->lda, rows->k, flip, ps->p, c, ldc, rq);
+        }
+    } else if (mr == MR && flip == 0) {
+        tile(MR, a, rows->lda, rows->k, 0, &ps->p[0], c, ldc, rq);
+    } else {
+        tile(mr, a, rows->lda, rows->k, flip, &ps->p[0], c, ldc, rq);
+        if (ps->two) tile(mr, a, rows->lda, rows->k, flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, ldc, rq);
+    }
+}
+
+void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
+                                      const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
+    struct panels ps;
+    ps.panel_bytes = mlcc_qs8_packed_panel_bytes(k);
+    if (!mlcc_qs8_packed_walk_panels(MR, 2, true, m, n, k, &rows, packed, c, ldc, rq, &ps, panels_of, rows_tile)) {
+        mlcc_qs8_packed_gemm__reference(m, n, k, a, lda, a_flip, packed, c, ldc, rq);
+    }
+}
+
+/* 8 rows whose taps are read where the pointers say (channels a multiple of 4) times one panel */
 static inline __attribute__((always_inline)) void tile_indirect8(const uint8_t *const *rows, size_t taps, size_t channels,
                                                                  uint32_t flip, const struct panel *pn, uint8_t *c,
                                                                  size_t ldc, const struct mlcc_qs8_requant *rq) {
@@ -127,6 +189,37 @@ static inline __attribute__((always_inline)) void tile_indirect8(const uint8_t *
 #undef SOURCE
 #undef MULTIPLY
 #undef STORE
+}
+
+/* 8 rows' taps times two panels side by side: each broadcast quad feeds both */
+static inline __attribute__((always_inline)) void tile_indirect8x2(const uint8_t *const *rows, size_t taps, size_t channels,
+                                                                   uint32_t flip, const struct panel *pn, uint8_t *c,
+                                                                   size_t ldc, const struct mlcc_qs8_requant *rq) {
+#define START2(r) __m512i acc##r = pn[0].start, bcc##r = pn[1].start;
+    EACH_ROW(START2)
+    const int8_t *w0 = pn[0].weights, *w1 = pn[1].weights;
+    for (size_t t = 0; t < taps; ++t) {
+#define SOURCE(r) const uint8_t *src##r = rows[r * taps + t];
+        EACH_ROW(SOURCE)
+        for (size_t p = 0; p < channels; p += 4, w0 += 64, w1 += 64) {
+            const __m512i ws0 = _mm512_loadu_si512(w0), ws1 = _mm512_loadu_si512(w1);
+#define MULTIPLY2(r)                                          \
+            {                                                 \
+                const __m512i x = broadcast_quad(src##r + p, flip); \
+                acc##r = _mm512_dpbusd_epi32(acc##r, x, ws0); \
+                bcc##r = _mm512_dpbusd_epi32(bcc##r, x, ws1); \
+            }
+            EACH_ROW(MULTIPLY2)
+        }
+    }
+#define STORE2(r)                                \
+    store_row(acc##r, &pn[0], c + r * ldc, rq);  \
+    store_row(bcc##r, &pn[1], c + r * ldc + MLCC_QS8_PACKED_NR, rq);
+    EACH_ROW(STORE2)
+#undef START2
+#undef SOURCE
+#undef MULTIPLY2
+#undef STORE2
 }
 
 /* one row the same way */
@@ -153,13 +246,21 @@ struct taps {
 static inline __attribute__((always_inline)) void taps_tile(size_t mr, const void *operand, size_t i, const void *state,
                                                             uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
     const struct taps *t = operand;
+    const struct panels *ps = state;
     const uint8_t *const *rows = t->rows + i * t->taps;
     if (mr < MR) {
-        tile_indirect1(rows, t->taps, t->channels, t->flip, state, c, rq);
-    } else if (t->flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
-        tile_indirect8(rows, t->taps, t->channels, 0, state, c, ldc, rq);
+        tile_indirect1(rows, t->taps, t->channels, t->flip, &ps->p[0], c, rq);
+        if (ps->two) tile_indirect1(rows, t->taps, t->channels, t->flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, rq);
+    } else if (ps->two) {
+        if (t->flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
+            tile_indirect8x2(rows, t->taps, t->channels, 0, ps->p, c, ldc, rq);
+        } else {
+            tile_indirect8x2(rows, t->taps, t->channels, t->flip, ps->p, c, ldc, rq);
+        }
+    } else if (t->flip == 0) {
+        tile_indirect8(rows, t->taps, t->channels, 0, &ps->p[0], c, ldc, rq);
     } else {
-        tile_indirect8(rows, t->taps, t->channels, t->flip, state, c, ldc, rq);
+        tile_indirect8(rows, t->taps, t->channels, t->flip, &ps->p[0], c, ldc, rq);
     }
 }
 
@@ -167,8 +268,10 @@ void mlcc_qs8_packed_igemm__avx512vnni(size_t m, size_t n, size_t taps, size_t c
                                        uint8_t a_flip, const int8_t *packed, uint8_t *c, size_t ldc,
                                        const struct mlcc_qs8_requant *rq) {
     const struct taps operand = {rows, taps, channels, (uint32_t)(a_flip ^ 0x80) * 0x01010101u};
-    struct panel pn;
-    if (!mlcc_qs8_packed_walk(MR, true, m, n, taps * channels, &operand, packed, c, ldc, rq, &pn, panel_of, taps_tile)) {
+    struct panels ps;
+    ps.panel_bytes = mlcc_qs8_packed_panel_bytes(taps * channels);
+    if (!mlcc_qs8_packed_walk_panels(MR, 2, true, m, n, taps * channels, &operand, packed, c, ldc, rq, &ps, panels_of,
+                                     taps_tile)) {
         mlcc_qs8_packed_igemm__reference(m, n, taps, channels, rows, a_flip, packed, c, ldc, rq);
     }
 }

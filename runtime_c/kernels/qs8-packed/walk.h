@@ -25,25 +25,37 @@ typedef void (*mlcc_qs8_packed_tile_fn)(size_t mr, const void *operand, size_t i
                                         size_t ldc, const struct mlcc_qs8_requant *rq);
 
 /* Returns false, having written nothing, where `wide_shifts_only` and a column's shift is below 31 (a real
- * multiplier of 1 or more). k: the panels' depth. */
-static inline __attribute__((always_inline)) bool mlcc_qs8_packed_walk(size_t tile_rows, bool wide_shifts_only, size_t m,
-                                                                       size_t n, size_t k, const void *operand,
-                                                                       const int8_t *packed, uint8_t *c, size_t ldc,
-                                                                       const struct mlcc_qs8_requant *rq, void *state,
-                                                                       mlcc_qs8_packed_panel_fn panel,
-                                                                       mlcc_qs8_packed_tile_fn tile) {
+ * multiplier of 1 or more). k: the panels' depth. A tile spans `tile_panels` panels (the last tile fewer where n
+ * ends first): `panel` is handed the first's bytes and the tile's columns [j, j + nr), nr up to 16 * tile_panels,
+ * and finds the next panels mlcc_qs8_packed_panel_bytes(k) apart. */
+static inline __attribute__((always_inline)) bool mlcc_qs8_packed_walk_panels(
+    size_t tile_rows, size_t tile_panels, bool wide_shifts_only, size_t m, size_t n, size_t k, const void *operand,
+    const int8_t *packed, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq, void *state,
+    mlcc_qs8_packed_panel_fn panel, mlcc_qs8_packed_tile_fn tile) {
     if (wide_shifts_only) {
         for (size_t j = 0; j < n; ++j) {
             if (rq->shift[j] < 31) return false;
         }
     }
     const size_t panel_bytes = mlcc_qs8_packed_panel_bytes(k), full = m - m % tile_rows;
-    for (size_t j = 0; j < n; j += MLCC_QS8_PACKED_NR) {
-        panel(state, packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, MLCC_MIN(MLCC_QS8_PACKED_NR, n - j), rq);
+    const size_t columns = tile_panels * MLCC_QS8_PACKED_NR;
+    for (size_t j = 0; j < n; j += columns) {
+        panel(state, packed + (j / MLCC_QS8_PACKED_NR) * panel_bytes, j, MLCC_MIN(columns, n - j), rq);
         for (size_t i = 0; i < full; i += tile_rows) tile(tile_rows, operand, i, state, c + i * ldc + j, ldc, rq);
         for (size_t i = full; i < m; ++i) tile(1, operand, i, state, c + i * ldc + j, ldc, rq);
     }
     return true;
+}
+
+/* The walk with tiles of one panel */
+static inline __attribute__((always_inline)) bool mlcc_qs8_packed_walk(size_t tile_rows, bool wide_shifts_only, size_t m,
+                                                                       size_t n, size_t k, const void *operand,
+                                                                       const int8_t *packed, uint8_t *c, size_t ldc,
+                                                                       const struct mlcc_qs8_requant *rq, void *state,
+                                                                       mlcc_qs8_packed_panel_fn panel,
+                                                                       mlcc_qs8_packed_tile_fn tile) {
+    return mlcc_qs8_packed_walk_panels(tile_rows, 1, wide_shifts_only, m, n, k, operand, packed, c, ldc, rq, state,
+                                       panel, tile);
 }
 
 /* A row's bytes 4q .. 4q + 3 ^ flip, zero past k (where the panel is zero too) */
