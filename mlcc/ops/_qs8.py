@@ -43,6 +43,57 @@ def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return np.array(mult, np.int32), np.array(shift, np.int32)
 
 
+def split_sum(multipliers: list, offset, shift: int, bound: int = 255) -> dict | None:
+    """The requantization of the elementwise integer ops, floor((sum_i x_i * m_i + offset + 2^(shift-1)) /
+    2^shift) for operands |x_i| <= bound and int32 multipliers (scalars or per-channel arrays), in 32-bit
+    arithmetic only, so a loop of it vectorises in 32-bit lanes (SIMD128 and NEON have no cheap 64-bit
+    multiply): each multiplier and the offset split at bit p into high and low parts (h = m >> p, l = m & (2^p - 1)),
+        low  = sum_i x_i * l_i + o_low
+        high = sum_i x_i * h_i + o_high + floor(low / 2^p)
+        result = floor(high / 2^(shift - p)),
+    exact by floor((2^p A + B) / 2^s) = floor((A + floor(B / 2^p)) / 2^(s-p)). |low| < 2^30; o_high is clamped to
+    +-(2^(shift-p+10) + D), D bounding the rest of `high`, where the result is beyond +-1024 and clamps to the
+    8-bit range either way, so |high| < 2^30 too, and floors are logical shifts of the value plus 2^30. None when
+    no split point keeps both below 2^30 (the caller keeps its 64-bit form). Returns {"split": p, "rest": shift - p,
+    "low": [l_i], "high": [h_i], "low_offset", "high_offset"}, arrays shaped as the multipliers and offset."""
+    n = len(multipliers)
+    m = [np.asarray(v, np.int64) for v in multipliers]
+    o = np.asarray(offset, np.int64) + (1 << (shift - 1))
+    for p in range(min(shift, 21), -1, -1):
+        if (n * bound + 1) << p >= 1 << 30:
+            continue
+        rest, d = shift - p, n * bound * (1 << (31 - p)) + (1 << (30 - p)) + 1
+        if (1 << (rest + 10)) + 2 * d + 2 >= 1 << 30:
+            return None  # a smaller p only makes rest and d larger
+        cap = (1 << (rest + 10)) + d
+        return {"split": p, "rest": rest, "low": [v & ((1 << p) - 1) for v in m], "high": [v >> p for v in m],
+                "low_offset": o & ((1 << p) - 1), "high_offset": np.clip(o >> p, -cap, cap)}
+    return None
+
+
+def split_c(plan: dict, operands: list[str], high: list[str], low: list[str], high_offset: str, low_offset: str,
+            y_zero: int) -> dict[str, str]:
+    """split_sum's plan as C: `low`, `high` and `value` (the result plus y_zero, not yet clamped) int32
+    expressions over the operands (int32 C names), given each multiplier's high and low parts and the offset's
+    as C (literals or array reads; a literal high offset carries the 2^(30-p) the floor of low takes back)."""
+    p, rest = plan["split"], plan["rest"]
+
+    def sum_of(parts: list[str], offset: str, bias: int = 0) -> str:
+        terms = [f"{x} * {part}" for x, part in zip(operands, parts) if part != "0"]
+        if offset.lstrip("-").isdigit():
+            bias += int(offset)
+        elif offset:
+            terms.append(offset)
+        if bias:
+            terms.append(str(bias))
+        return " + ".join(terms).replace("+ -", "- ") or "0"
+
+    carry = f"(int32_t)((uint32_t)(low + 1073741824) >> {p})"
+    unbias = 2 ** (30 - rest) - y_zero
+    value = f"(int32_t)((uint32_t)(high + 1073741824) >> {rest})" + (f" - {unbias}" if unbias > 0 else f" + {-unbias}" if unbias else "")
+    return {"low": sum_of(low, low_offset), "high": f"{sum_of(high, high_offset, -(2 ** (30 - p)))} + {carry}", "value": value}
+
+
 def padded_rows(w: np.ndarray, align: int = K_ALIGN) -> np.ndarray:
     """int8 [n, k] weights as rows of ldw bytes (k rounded up to `align`, zero padded). A depthwise
     convolution's rows are read by scalar code: align 1 keeps its 9 taps 9 bytes."""

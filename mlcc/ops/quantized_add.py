@@ -2,7 +2,8 @@
 8-bit tensors, broadcasting as numpy, each with its scale and zero point, added into an 8-bit one:
 y = clamp(zy + round(((a - za) * sa + (b - zb) * sb) / sy)), both ratios sa/sy and sb/sy fixed-point
 multipliers over one shared right shift. At ops/_qs8.fixed_point's precision (2^-31 relative) the sum is
-exact in int64 and rounded once, half up, as qs8-gemm's requantization; the activation is the clamp.
+exact in int64 and rounded once, half up, as qs8-gemm's requantization (in 32-bit arithmetic where ops/_qs8's
+split_sum allows: it vectorises on every SIMD ISA); the activation is the clamp.
 QuantizedBinary is the loop QuantizedMul (ops/quantized_mul) shares."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from ..ir import Node
 from . import Op, register
 from ._broadcast import loop_nest
+from ._qs8 import split_c, split_sum
 from .quantized_mat_mul import DOMAIN
 
 
@@ -25,6 +27,10 @@ class QuantizedBinary(Op):
     def combine(self, node: Node) -> str:
         raise NotImplementedError
 
+    def split(self, node: Node) -> dict | None:
+        """The sum in 32-bit arithmetic (ops/_qs8.split_sum), where the op has one."""
+        return None
+
     def lower(self, node: Node, ctx) -> None:
         a, b = node.inputs[0], node.inputs[1]
         y = node.outputs[0]
@@ -32,7 +38,7 @@ class QuantizedBinary(Op):
         shift = int(at["shift"])
         ctx.emit("ops/quantized_binary.c.j2", nest=loop_nest(y.shape, [a.shape, b.shape]), a=ctx.ptr(a), b=ctx.ptr(b),
                  y=ctx.ptr(y), y_ctype=ctx.c_type(y), a_offset=_minus(int(at["a_zero"])), b_offset=_minus(int(at["b_zero"])),
-                 combine=self.combine(node), shift=shift, round=2 ** (shift - 1) + 2 ** 62,
+                 combine=self.combine(node), split=self.split(node), shift=shift, round=2 ** (shift - 1) + 2 ** 62,
                  unbias=2 ** (62 - shift) - int(at["y_zero"]), y_min=int(at["y_min"]), y_max=int(at["y_max"]))
 
     def flops(self, node: Node) -> int:
@@ -45,4 +51,12 @@ class QuantizedAdd(QuantizedBinary):
 
     def combine(self, node: Node) -> str:
         return f"(int64_t)a * {int(node.attrs['a_multiplier'])} + (int64_t)b * {int(node.attrs['b_multiplier'])}"
+
+    def split(self, node: Node) -> dict | None:
+        a = node.attrs
+        plan = split_sum([int(a["a_multiplier"]), int(a["b_multiplier"])], 0, int(a["shift"]))
+        if plan is None:
+            return None
+        return split_c(plan, ["a", "b"], [str(int(v)) for v in plan["high"]], [str(int(v)) for v in plan["low"]],
+                       str(int(plan["high_offset"])), str(int(plan["low_offset"])), int(a["y_zero"]))
 

@@ -6,13 +6,17 @@ other scales than its output run on the integers.
 Per channel (inputs 1 and 2: int32 multipliers and int64 offsets, shaped to broadcast along the channel axis
 as a BatchNormalization's [C, 1, 1] or channels-last [C]): y = clamp(zy + round(((x - zx) * m[c] + o[c]) *
 2^-shift)), one shift for all channels: a per-channel affine map between DequantizeLinear and QuantizeLinear
-(an unfolded BatchNormalization) on the 8-bit values, rounded once (passes/lower_quantized_islands)."""
+(an unfolded BatchNormalization) on the 8-bit values, rounded once (passes/lower_quantized_islands).
+Both in 32-bit arithmetic where ops/_qs8's split_sum allows (the per-channel parts as tables): it vectorises."""
 
 from __future__ import annotations
 
-from ..ir import Node
+import numpy as np
+
+from ..ir import Node, Value
 from . import Op, register
 from ._broadcast import loop_nest
+from ._qs8 import split_c, split_sum
 from .quantized_mat_mul import DOMAIN
 
 
@@ -28,17 +32,33 @@ class Requantize(Op):
         a = node.attrs
         zero = int(a["x_zero"])
         x_offset = f" - {zero}" if zero > 0 else f" + {-zero}" if zero < 0 else ""
+        shift, y_zero = int(a["shift"]), int(a["y_zero"])
         if node.input(1) is not None:  # per channel
-            multiplier, offset, shift = node.inputs[1], node.inputs[2], int(a["shift"])
-            ctx.emit("ops/requantize_channels.c.j2", nest=loop_nest(y.shape, [x.shape, multiplier.shape]),
-                     x=ctx.ptr(x), y=ctx.ptr(y), y_ctype=ctx.c_type(y), x_offset=x_offset,
-                     multiplier=ctx.ptr(multiplier), offset=ctx.ptr(offset), shift=shift,
-                     round=2 ** (shift - 1) + 2 ** 62, unbias=2 ** (62 - shift) - int(a["y_zero"]),
+            multiplier, offset = node.inputs[1], node.inputs[2]
+            nest = loop_nest(y.shape, [x.shape, multiplier.shape])
+            plan = split_sum([multiplier.data], offset.data, shift)
+            split = None
+            if plan is not None:  # each part a table of the channels, read as the multipliers are
+                index = nest.operand_index[1]
+                tables = {part: ctx.constant(Value(f"{source.name}_{part.split('_')[0]}", np.dtype(np.int32), multiplier.shape,
+                                                   np.asarray(data, np.int64).astype(np.int32).reshape(multiplier.shape)))
+                          for part, source, data in (("high", multiplier, plan["high"][0]), ("low", multiplier, plan["low"][0]),
+                                                     ("high_offset", offset, plan["high_offset"]),
+                                                     ("low_offset", offset, plan["low_offset"]))}
+                split = split_c(plan, ["x"], [f"{tables['high']}[{index}]"], [f"{tables['low']}[{index}]"],
+                                f"{tables['high_offset']}[{index}]", f"{tables['low_offset']}[{index}]", y_zero)
+            ctx.emit("ops/requantize_channels.c.j2", nest=nest, x=ctx.ptr(x), y=ctx.ptr(y), y_ctype=ctx.c_type(y),
+                     x_offset=x_offset, multiplier=None if split else ctx.ptr(multiplier),
+                     offset=None if split else ctx.ptr(offset), shift=shift,
+                     split=split, round=2 ** (shift - 1) + 2 ** 62, unbias=2 ** (62 - shift) - y_zero,
                      y_min=int(a["y_min"]), y_max=int(a["y_max"]))
             return
+        plan = split_sum([int(a["multiplier"])], 0, shift)
+        split = plan and split_c(plan, ["x"], [str(int(plan["high"][0]))], [str(int(plan["low"][0]))],
+                                 str(int(plan["high_offset"])), str(int(plan["low_offset"])), y_zero)
         ctx.emit("ops/requantize.c.j2", count=x.size, x=ctx.ptr(x), y=ctx.ptr(y), x_ctype=ctx.c_type(x),
-                 y_ctype=ctx.c_type(y), x_offset=x_offset, multiplier=int(a["multiplier"]),
-                 shift=int(a["shift"]), y_zero=int(a["y_zero"]), y_min=int(a["y_min"]), y_max=int(a["y_max"]))
+                 y_ctype=ctx.c_type(y), x_offset=x_offset, multiplier=int(a["multiplier"]), split=split,
+                 shift=shift, y_zero=y_zero, y_min=int(a["y_min"]), y_max=int(a["y_max"]))
 
     def flops(self, node: Node) -> int:
         return 0  # integer work, as the copies of the Concat it feeds

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mlcc.ops._qs8 import fixed_point
+from mlcc.ops._qs8 import fixed_point, split_sum
 from tests.golden import check_model, rand
 from tests.passes.util import imported, make, run_pass, text
 
@@ -79,6 +79,34 @@ def test_fixed_point():
     assert list(mult[:4]) == [2**30, 3 * 2**29, round(1e-3 * 2.0 ** 40), 3 * 2**29]
     assert list(shift[:4]) == [31, 31, 40, 29] and (mult[4], shift[4]) == (0, 62)
     assert fixed_point(np.array([2.0 ** 31])) is None
+
+
+def test_split_sum_is_the_int64_sum():
+    """ops/_qs8.split_sum's 32-bit form (as the C computes it) against the int64 requantization on every operand
+    in -255..255 (pairs of them for two), multipliers of either sign and size, offsets, shifts 1..40: equal
+    wherever the clamp to an 8-bit range could tell them apart."""
+    rng = np.random.default_rng(0)
+    codes = np.arange(-255, 256, dtype=np.int64)
+    pair = [v.ravel() for v in np.meshgrid(codes, codes)]
+    planned = 0
+    for trial in range(90):
+        count, shift = 1 + trial % 3 // 2, int(rng.integers(1, 41))
+        multipliers = [int(rng.integers(-2**31 + 1, 2**31)) >> int(rng.integers(0, 20)) for _ in range(count)]
+        offset = int(rng.integers(-2**min(59, shift + 12), 2**min(59, shift + 12))) if trial % 3 else 0
+        plan = split_sum(multipliers, offset, shift)
+        if plan is None:
+            assert shift < 11, shift  # only multipliers so large that every nonzero operand saturates
+            continue
+        planned += 1
+        xs = [codes] if count == 1 else pair
+        p, rest = plan["split"], plan["rest"]
+        low = sum(x * part for x, part in zip(xs, plan["low"])) + plan["low_offset"]
+        high = sum(x * part for x, part in zip(xs, plan["high"])) + plan["high_offset"] + ((low + 2**30) >> p) - 2**(30 - p)
+        assert np.abs(low).max() < 2**30 and np.abs(high).max() < 2**30
+        got = ((high + 2**30) >> rest) - 2**(30 - rest)
+        want = (sum(x * m for x, m in zip(xs, multipliers)) + offset + 2 ** (shift - 1)) >> shift
+        np.testing.assert_array_equal(np.clip(got, -511, 511), np.clip(want, -511, 511))
+    assert planned > 65
 
 
 @pytest.mark.parametrize("weight_dtype,made", [(np.int8, {"QuantizedConv": 1}), (np.uint8, {})])
@@ -174,7 +202,7 @@ def test_concat_numbers_within_a_step(dtype, target, tmp_path):
                 tmp_path, rtol=0, atol=0.05 + 1e-6)  # one step of y: a rounding tie decided the other way
 
 
-def qdq_add(dtype=np.uint8, activation=None, op="Add"):
+def qdq_add(dtype=np.uint8, activation=None, op="Add", shape=(1, 4, 5, 6)):
     """Two inputs quantized each with its own parameters -> DQ -> Add (or a Sum of two) [-> Relu] -> Q -> DQ -> y."""
     shift = 128 if dtype == np.int8 else 0
     inits = {"s0": np.float32(0.05), "z0": dtype(120 - shift), "s1": np.float32(0.021), "z1": dtype(90 - shift),
@@ -191,7 +219,7 @@ def qdq_add(dtype=np.uint8, activation=None, op="Add"):
     nodes += [helper.make_node("QuantizeLinear", [last, "ys", "yz"], ["yq"]),
               helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
     io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
-    return make(nodes, [io("x0", [1, 4, 5, 6]), io("x1", [1, 4, 5, 6])], [io("y", [1, 4, 5, 6])],
+    return make(nodes, [io("x0", list(shape)), io("x1", list(shape))], [io("y", list(shape))],
                 [numpy_helper.from_array(a, n) for n, a in inits.items()])
 
 
@@ -213,6 +241,23 @@ def test_add_island_becomes_quantized_add(activation, y_min, op):
 def test_add_numbers_within_a_step(dtype, activation, target, tmp_path):
     x = {"x0": rand(1, 4, 5, 6, seed=7) * 4, "x1": rand(1, 4, 5, 6, seed=8) * 2}
     check_model(qdq_add(dtype, activation), x, target, tmp_path, rtol=0, atol=0.06 + 1e-6)  # one step of y
+
+
+def test_add_every_code_pair_exact(target, tmp_path):
+    """QuantizedAdd in 32-bit arithmetic (ops/_qs8.split_sum) is the int64 requantization bit for bit: every pair
+    of input codes, against the node's own fixed-point formula."""
+    codes = np.arange(256, dtype=np.int64)
+    a, b = np.meshgrid(codes, codes, indexing="ij")
+    model = qdq_add(activation="relu", shape=(1, 1, 256, 256))
+    graph = imported(model)
+    run_pass(graph, "lower_quantized_islands")
+    at = next(n for n in graph.nodes if n.op_type == "QuantizedAdd").attrs
+    total = (a - at["a_zero"]) * at["a_multiplier"] + (b - at["b_zero"]) * at["b_multiplier"] + 2 ** (at["shift"] - 1)
+    y = np.clip((total >> at["shift"]) + at["y_zero"], at["y_min"], at["y_max"])
+    feeds = {"x0": ((a - 120) * np.float32(0.05)).astype(np.float32)[None, None],
+             "x1": ((b - 90) * np.float32(0.021)).astype(np.float32)[None, None]}
+    expected = {"y": ((y - 110).astype(np.float32) * np.float32(0.06))[None, None]}
+    check_model(model, feeds, target, tmp_path, rtol=0, atol=1e-6, expected=expected)
 
 
 def qdq_average(dtype=np.uint8, y_scale=0.05, **pool):
@@ -371,10 +416,9 @@ def test_qoperator_ops_take_the_integer_forms(op_type, made):
     assert report["by_op"] == {made: 1} and report["left_in_float"] == []
 
 
-def test_batch_norm_island_becomes_a_per_channel_requantize():
-    """DQ -> BatchNormalization (its scale a DequantizeLinear of int8, as onnxruntime's quantizer leaves an unfolded
-    one; negative scales too) -> Relu -> Q: a Requantize with a multiplier and an offset per channel over one
-    shift. On every code of every channel it is the float island's value (float32, rint) but for ties."""
+def qdq_batch_norm():
+    """x -> Q -> DQ -> BatchNormalization (its scale a DequantizeLinear of int8, negative scales too) -> Relu -> Q
+    -> DQ -> y, 5 channels of 16 x 16; and its initializers."""
     rng = np.random.default_rng(3)
     gamma = np.array([-90, -7, 1, 40, 127], np.int8)
     inits = {"xs": np.float32(0.05), "xz": np.uint8(120), "ys": np.float32(0.07), "yz": np.uint8(30),
@@ -388,8 +432,25 @@ def test_batch_norm_island_becomes_a_per_channel_requantize():
              helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
     io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
-    graph = imported(make(nodes, [io("x", [1, 5, 16, 16])], [io("y", [1, 5, 16, 16])],
-                          [numpy_helper.from_array(a, n) for n, a in inits.items()]))
+    return make(nodes, [io("x", [1, 5, 16, 16])], [io("y", [1, 5, 16, 16])],
+                [numpy_helper.from_array(a, n) for n, a in inits.items()]), inits
+
+
+def per_channel_requantize(model):
+    """The Requantize lower_quantized_islands makes of qdq_batch_norm: its attributes, multipliers and offsets."""
+    graph = imported(model)
+    run_pass(graph, "lower_quantized_islands")
+    node = next(n for n in graph.nodes if n.op_type == "Requantize")
+    return node.attrs, *(np.asarray(v.data, np.int64).reshape(-1) for v in node.inputs[1:3])
+
+
+def test_batch_norm_island_becomes_a_per_channel_requantize():
+    """DQ -> BatchNormalization (as onnxruntime's quantizer leaves an unfolded one) -> Relu -> Q: a Requantize with
+    a multiplier and an offset per channel over one shift. On every code of every channel it is the float
+    island's value (float32, rint) but for ties."""
+    model, inits = qdq_batch_norm()
+    gamma = inits["g"]
+    graph = imported(model)
     report = run_pass(graph, "lower_quantized_islands")
     assert report["by_op"] == {"Requantize": 1} and report["left_in_float"] == []
     node = next(n for n in graph.nodes if n.op_type == "Requantize")
@@ -403,3 +464,16 @@ def test_batch_norm_island_becomes_a_per_channel_requantize():
     bn = (x - inits["m"]) / np.sqrt(inits["v"] + np.float32(1e-5)) * g + inits["b"]
     want = np.clip(np.rint(np.maximum(bn, 0) / np.float32(0.07)) + 30, 0, 255)
     assert np.abs(got - want).max() <= 1 and np.mean(got == want) > 0.99
+
+
+def test_batch_norm_every_code_exact(target, tmp_path):
+    """The per-channel Requantize in 32-bit arithmetic (ops/_qs8.split_sum, its parts as tables) is the int64
+    formula bit for bit on every code of every channel."""
+    model, _ = qdq_batch_norm()
+    a, multiplier, offset = per_channel_requantize(model)
+    codes = np.arange(256, dtype=np.int64).reshape(16, 16)
+    total = (codes[None] - a["x_zero"]) * multiplier[:, None, None] + offset[:, None, None] + 2 ** (a["shift"] - 1)
+    y = np.clip((total >> a["shift"]) + a["y_zero"], a["y_min"], a["y_max"])
+    feeds = {"x": ((np.broadcast_to(codes, (5, 16, 16)) - 120) * np.float32(0.05)).astype(np.float32)[None]}
+    expected = {"y": ((y - 30).astype(np.float32) * np.float32(0.07))[None]}
+    check_model(model, feeds, target, tmp_path, rtol=0, atol=1e-6, expected=expected)
