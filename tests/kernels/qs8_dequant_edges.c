@@ -46,6 +46,9 @@ int main(void) {
 #if defined(__AVX2__)
         {"avx2", mlcc_qs8_packed_gemm_f32__avx2, mlcc_qs8_packed_gemm_s32__avx2},
 #endif
+#if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
+        {"neondot", mlcc_qs8_packed_gemm_f32__neondot, mlcc_qs8_packed_gemm_s32__neondot},
+#endif
 #if defined(__wasm_simd128__)
         {"wasmsimd", mlcc_qs8_packed_gemm_f32__wasmsimd, mlcc_qs8_packed_gemm_s32__wasmsimd},
 #endif

@@ -110,6 +110,7 @@ MLCC_QS8_PACKED_DEQUANT_DECLARE(reference);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(avx512vnni);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(avx2);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(wasmsimd);
+MLCC_QS8_PACKED_DEQUANT_DECLARE(neondot);
 
 /* One dequantized output, as the graph computes it */
 static inline float mlcc_qs8_dequantize(int32_t acc, const struct mlcc_qs8_dequant *dq, size_t j) {
