@@ -3,7 +3,7 @@ point to another, y = clamp(zy + round((x - zx) * sx / sy)), the ratio as a fixe
 shift (ops/_qs8.fixed_point), rounding as qs8-gemm's requantization does. It lets a Concat whose inputs carry
 other scales than its output run on the integers.
 
-Per channel (inputs 1 and 2: int32 multipliers and int64 offsets, shaped to broadcast along the channel axis
+Per channel (inputs 1 and 2: int32 multipliers and offsets, shaped to broadcast along the channel axis
 as a BatchNormalization's [C, 1, 1] or channels-last [C]): y = clamp(zy + round(((x - zx) * m[c] + o[c]) *
 2^-shift)), one shift for all channels: a per-channel affine map between DequantizeLinear and QuantizeLinear
 (an unfolded BatchNormalization) on the 8-bit values, rounded once (passes/lower_quantized_islands).

@@ -489,15 +489,17 @@ def _affine(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     after, activation, y = tail
     (x_scale, x_zero, _), (y_scale, y_zero, _) = x.params(), y.params()
     ratios, offsets = affine[0] * x_scale / y_scale, affine[1] / y_scale
-    largest = float(np.max(np.abs(ratios)))
-    shift = 31 - (int(np.frexp(largest)[1]) if largest > 0 else 0)  # the largest multiplier in [2^30, 2^31)
-    if not 1 <= shift <= 40 or not np.all(np.abs(offsets) < 2.0 ** (60 - shift)):  # sums far below the 2^62 bias
+    # one shift putting the largest multiplier and offset in int32 (4 bytes a channel each, as the float
+    # scale and shift were); at 20 bits or more the rounding of both moves a result by under 2^-12 of a step
+    largest = float(max(np.max(np.abs(ratios)), np.max(np.abs(offsets)), 2.0 ** -20))
+    shift = min(40, 30 - int(np.frexp(largest)[1]))
+    if shift < 20:
         return "scales too far from the output's"
     shape = (x_q.shape[1],) + (1,) * (len(x_q.shape) - 2)
     multipliers = np.clip(np.rint(ratios * 2.0 ** shift), -(2**31 - 1), 2**31 - 1).astype(np.int32).reshape(shape)
     lo, hi = _clamp(y, y.tensor.dtype, activation)
     constants = []
-    for suffix, data in (("multiplier", multipliers), ("offset", np.rint(offsets * 2.0 ** shift).astype(np.int64).reshape(shape))):
+    for suffix, data in (("multiplier", multipliers), ("offset", np.rint(offsets * 2.0 ** shift).astype(np.int32).reshape(shape))):
         value = Value(m.fresh(f"{node.name}_q{suffix}"), data.dtype, data.shape)
         value.data = data
         constants.append(value)
