@@ -105,17 +105,25 @@ def tile_for(target: Target, n: int | None = None) -> Tile:
     """The variant for a product of n columns, blocked for the target's caches. Without n, the first the
     target runs. With it (portable variants only where no SIMD one runs): the first whose least_n n reaches,
     unless a narrower tile issues at most three quarters of its vector multiply-adds per row and
-    step of k (n rounded up to the tile, `lanes` floats a vector); then the first issuing the fewest (on
-    AVX-512, 12x16 ahead of 8x8 on n = 8: 35 vs 30 GFLOP/s, benchmarks/gemm.py)."""
+    step of k (n rounded up to the tile, `lanes` floats a vector), counted in the narrowest vectors among
+    the target's tiles: a 512-bit multiply-add issues as two 256-bit ones on AMD Zen 4 (and on Intel cores
+    with one 512-bit FMA unit), so on AVX-512 an AVX2 tile that pads n less wins. Then the first issuing the
+    fewest. AMD EPYC Zen 4 (benchmarks/gemm.py, + ReLU): n = 8, 8x8__avx2 66-84 GFLOP/s against 12x16__avx512's
+    14-43; n = 24, 84 against 8x32__avx512's 56-62; n = 40, 91 against 85; n = 16, 32 and 48 stay AVX-512's."""
     tiles = runnable(target)
     if n is not None:
         tiles = tuple(t for t in tiles if t.isa != "scalar") or tiles
+
+        def lanes(t: Tile) -> int:
+            return t.lanes or max(1, target.vector_bytes // 4)
+
+        narrowest = min(lanes(t) for t in tiles)
 
         def padded(t: Tile) -> int:
             return -(-max(n, 1) // t.nr) * t.nr
 
         def fmas(t: Tile) -> int:
-            return -(-padded(t) // (t.lanes or max(1, target.vector_bytes // 4)))
+            return -(-padded(t) // lanes(t)) * max(1, lanes(t) // narrowest)
 
         usual = next((t for t in tiles if n >= t.least_n), tiles[0])
         best = min(tiles, key=fmas)
