@@ -199,7 +199,7 @@ int main(void) {
     };
     /* kernel h w, stride, dilation, pad: 3x3 same, 3x3 stride 2, 1x5 no padding, 3x3 dilated, 5x5 pad 1 */
     static const size_t shapes[][6] = {{3, 3, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1}, {1, 5, 1, 1, 0, 0}, {3, 3, 1, 2, 2, 2}, {5, 5, 2, 1, 1, 1}};
-    static const size_t dw_channels[] = {1, 15, 16, 17, 40};
+    static const size_t dw_channels[] = {1, 8, 15, 16, 17, 40};
     static uint8_t x[7 * 9 * MAX_N], ywant[7 * 9 * MAX_N], ygot[7 * 9 * MAX_N];
     for (size_t v = 0; v + 1 < sizeof dws / sizeof dws[0]; ++v) {
         for (int fill = 0; fill < 3; ++fill) {

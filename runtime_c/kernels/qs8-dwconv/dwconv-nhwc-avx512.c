@@ -83,11 +83,104 @@ static inline void store(uint8_t *y, __m512i v_lo, __m512i v_hi, const struct io
 
 #include "blocks.h"
 
+/* Lanes lo .. hi - 1 of a block (clipped to 0 .. 31) */
+static inline __mmask32 lanes_between(ptrdiff_t lo, ptrdiff_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > BLOCK ? BLOCK : hi;
+    if (hi <= lo) return 0;
+    return (__mmask32)((hi == BLOCK ? 0xFFFFFFFFu : (1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Fewer channels than a block, dividing it (1, 2, 4, 8, 16), and stride 1 along the width: an output row's
+ * pixels x channels are one run of bytes ("flat"), a tap's inputs the input row's run shifted by a fixed amount,
+ * and the weights and requantization parameters repeat every `channels` lanes, so every lane of a block works
+ * where a block of channels would leave most of them empty. A lane whose tap falls left or right of the row
+ * reads the padding's value (a masked load merged with it); a row in the padding is that value throughout. */
+static void dwconv_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, pairs = (taps + 1) / 2;
+    const ptrdiff_t row_bytes = (ptrdiff_t)(g->out_w * channels), in_row = (ptrdiff_t)(g->in_w * channels);
+    int32_t bias[BLOCK], multiplier[BLOCK], shift[BLOCK];
+    for (size_t f = 0; f < BLOCK; ++f) {
+        bias[f] = rq->bias[f % channels];
+        multiplier[f] = rq->multiplier[f % channels];
+        shift[f] = rq->shift[f % channels];
+    }
+    const struct mlcc_qs8_requant periodic = {bias, multiplier, shift, rq->y_zero, rq->y_min, rq->y_max};
+    const struct block b = block_of(&periodic, 0, BLOCK);
+    const struct io all = io_of(x_zero, a_flip, rq, BLOCK);
+    vec w_lo[MAX_TAPS / 2], w_hi[MAX_TAPS / 2];  /* taps 2i and 2i + 1 paired, each repeated every `channels` lanes */
+    ptrdiff_t shift_of[MAX_TAPS + 1];            /* a tap's input run from the output run: (kw * dilation - pad) * channels */
+    for (size_t i = 0; i < pairs; ++i) {
+        int8_t w0[BLOCK], w1[BLOCK];
+        for (size_t f = 0; f < BLOCK; ++f) {
+            w0[f] = w[2 * i * channels + f % channels];
+            w1[f] = 2 * i + 1 < taps ? w[(2 * i + 1) * channels + f % channels] : 0;  /* an odd count's last tap: weight 0 */
+        }
+        const vec v0 = load_w(w0, &all), v1 = load_w(w1, &all);
+        w_lo[i] = pair_lo(v0, v1);
+        w_hi[i] = pair_hi(v0, v1);
+    }
+    for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) shift_of[t] = ((ptrdiff_t)(kw * g->dilation_w) - (ptrdiff_t)g->pad_left) * (ptrdiff_t)channels;
+    }
+    shift_of[taps] = 0;
+    ptrdiff_t lowest = 0, highest = 0;  /* blocks from -lowest to in_row - highest - BLOCK read inside the row */
+    for (size_t t = 0; t < taps; ++t) {
+        lowest = MLCC_MIN(lowest, shift_of[t]);
+        highest = MLCC_MAX(highest, shift_of[t]);
+    }
+    const __m256i padding_bytes = _mm256_set1_epi8((char)x_zero);
+    const uint8_t *source[MAX_TAPS + 1];  /* a tap's input row, NULL in the padding */
+    for (size_t oh = 0; oh < g->out_h; ++oh) {
+        for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+            const size_t ih = oh * g->stride_h + kh * g->dilation_h - g->pad_top;  /* wraps around above the image */
+            for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = ih < g->in_h ? x + ih * (size_t)in_row : NULL;
+        }
+        source[taps] = NULL;
+        uint8_t *out = y + oh * (size_t)row_bytes;
+        for (ptrdiff_t f0 = 0; f0 < row_bytes; f0 += BLOCK) {
+            vec acc_lo = b.bias_lo, acc_hi = b.bias_hi;
+            if (f0 + lowest >= 0 && f0 + highest + BLOCK <= in_row) {  /* every lane's taps inside the row */
+                for (size_t i = 0; i < pairs; ++i) {
+                    const uint8_t *s0 = source[2 * i], *s1 = source[2 * i + 1];
+                    const vec x0 = s0 == NULL ? all.padding : load_x(s0 + f0 + shift_of[2 * i], &all);
+                    const vec x1 = s1 == NULL ? all.padding : load_x(s1 + f0 + shift_of[2 * i + 1], &all);
+                    acc_lo = pair_products(acc_lo, pair_lo(x0, x1), w_lo[i]);
+                    acc_hi = pair_products(acc_hi, pair_hi(x0, x1), w_hi[i]);
+                }
+                store(out + f0, requantize(acc_lo, &b.lo), requantize(acc_hi, &b.hi), &all);
+                continue;
+            }
+            for (size_t i = 0; i < pairs; ++i) {
+                vec v[2];
+                for (size_t u = 0; u < 2; ++u) {
+                    const size_t t = 2 * i + u;
+                    if (source[t] == NULL) {
+                        v[u] = all.padding;
+                    } else {  /* lanes f0 + l reading the row's bytes 0 .. in_row - 1 */
+                        const __mmask32 inside = lanes_between(-shift_of[t] - f0, in_row - shift_of[t] - f0);
+                        const __m256i bytes = _mm256_mask_loadu_epi8(padding_bytes, inside, source[t] + f0 + shift_of[t]);
+                        v[u] = _mm512_cvtepi8_epi16(_mm256_xor_si256(bytes, all.flip));
+                    }
+                }
+                acc_lo = pair_products(acc_lo, pair_lo(v[0], v[1]), w_lo[i]);
+                acc_hi = pair_products(acc_hi, pair_hi(v[0], v[1]), w_hi[i]);
+            }
+            struct io io = all;  /* the row's last block may be partial */
+            io.valid = lanes_between(0, row_bytes - f0);
+            store(out + f0, requantize(acc_lo, &b.lo), requantize(acc_hi, &b.hi), &io);
+        }
+    }
+}
+
 void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                   uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                   const struct mlcc_qs8_requant *rq) {
     if (falls_back(g, rq)) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
+    } else if (g->channels < BLOCK && BLOCK % g->channels == 0 && g->stride_w == 1) {
+        dwconv_flat(g, x, x_zero, a_flip, w, y, rq);
     } else if (is_window3x3(g)) {
         dwconv3x3(g, x, x_zero, a_flip, w, y, rq, g->channels);
     } else {
