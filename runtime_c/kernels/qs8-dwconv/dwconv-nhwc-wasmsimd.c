@@ -3,9 +3,10 @@
  * -32512 .. 32768, one past int16, so the sums start at 32512 and are read as unsigned (0 .. 65280, exact) when
  * widened into the 32-bit accumulators, which take the 32512 of every pair of taps back at the end (modulo 2^32,
  * where the whole sum is exact). Requantization is vectorised with each channel's multiplier and shift
- * (mlcc/qs8-requant-wasm.h), laid out for chunks of channels once per call. Channels past a multiple of 16 go
- * one at a time; more than MAX_TAPS taps take the reference's code. A chunk with a shift below 31 (a real
- * multiplier of 1/2 or more) lifts its accumulators to shift 31 first (mlcc_qs8_scale_up4_wasm). */
+ * (mlcc/qs8-requant-wasm.h), laid out for chunks of channels once per call. 8 channels past a multiple of 16 go
+ * in the vectors' low halves, the rest one at a time; more than MAX_TAPS taps take the reference's code. A
+ * chunk with a shift below 31 (a real multiplier of 1/2 or more) lifts its accumulators to shift 31 first
+ * (mlcc_qs8_scale_up4_wasm). */
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 
@@ -35,9 +36,9 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
     uint32_t factor[CHUNK];
     int32_t lower[CHUNK], upper[CHUNK], scale[CHUNK];
     for (size_t c0 = 0; c0 < channels; c0 += CHUNK) {
-        const size_t count = MLCC_MIN(CHUNK, channels - c0), full = count & ~(size_t)15;
+        const size_t count = MLCC_MIN(CHUNK, channels - c0), full = count & ~(size_t)15, half = count & ~(size_t)7;
         bool scaled_up = false;
-        for (size_t i = 0; i < full; ++i) {
+        for (size_t i = 0; i < half; ++i) {
             mlcc_qs8_wasm_lane_terms(rq->multiplier[c0 + i], rq->shift[c0 + i], &round[i], &factor[i], &lower[i], &upper[i], &scale[i]);
             scaled_up |= rq->shift[c0 + i] < 31;
         }
@@ -83,7 +84,30 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
                     const v128_t v3 = mlcc_qs8_requant4_wasm(a3, rq->multiplier + c + 12, round + i + 12, factor + i + 12, low, high, y_zero);
                     wasm_v128_store(yp + c, mlcc_qs8_narrow16_wasm(v0, v1, v2, v3, signed_out));
                 }
-                for (size_t c = c0 + full; c < c0 + count; ++c) {
+                if (half > full) {  /* 8 channels in the vectors' low halves */
+                    const size_t i = full, c = c0 + i;
+                    v128_t a0 = wasm_v128_load(rq->bias + c), a1 = wasm_v128_load(rq->bias + c + 4);
+                    for (size_t t = 0; t < taps; t += 2) {
+                        const v128_t x0 = source[t] == NULL ? zeros : wasm_v128_xor(wasm_v128_load64_zero(source[t] + c), flip);
+                        v128_t lo = wasm_i16x8_add(lift, wasm_i16x8_extmul_low_i8x16(x0, wasm_v128_load64_zero(w + t * channels + c)));
+                        if (t + 1 < taps) {
+                            const v128_t x1 = source[t + 1] == NULL ? zeros : wasm_v128_xor(wasm_v128_load64_zero(source[t + 1] + c), flip);
+                            lo = wasm_i16x8_add(lo, wasm_i16x8_extmul_low_i8x16(x1, wasm_v128_load64_zero(w + (t + 1) * channels + c)));
+                        }
+                        a0 = wasm_i32x4_add(a0, wasm_u32x4_extend_low_u16x8(lo));
+                        a1 = wasm_i32x4_add(a1, wasm_u32x4_extend_high_u16x8(lo));
+                    }
+                    a0 = wasm_i32x4_sub(a0, back);
+                    a1 = wasm_i32x4_sub(a1, back);
+                    if (scaled_up) {
+                        a0 = mlcc_qs8_scale_up4_wasm(a0, lower + i, upper + i, scale + i);
+                        a1 = mlcc_qs8_scale_up4_wasm(a1, lower + i + 4, upper + i + 4, scale + i + 4);
+                    }
+                    const v128_t v0 = mlcc_qs8_requant4_wasm(a0, rq->multiplier + c, round + i, factor + i, low, high, y_zero);
+                    const v128_t v1 = mlcc_qs8_requant4_wasm(a1, rq->multiplier + c + 4, round + i + 4, factor + i + 4, low, high, y_zero);
+                    wasm_v128_store64_lane(yp + c, mlcc_qs8_narrow16_wasm(v0, v1, v0, v1, signed_out), 0);
+                }
+                for (size_t c = c0 + half; c < c0 + count; ++c) {
                     int32_t total = rq->bias[c];
                     for (size_t t = 0; t < taps; ++t) {
                         total += (int32_t)w[t * channels + c] * (source[t] ? (int32_t)(int8_t)(source[t][c] ^ a_flip) : zero);

@@ -91,6 +91,14 @@ static void widen_rows(const uint8_t *a, size_t lda, size_t count, size_t k, uin
             wasm_v128_store(wide + p, wasm_i16x8_extend_low_i8x16(bytes));
             wasm_v128_store(wide + p + 8, wasm_i16x8_extend_high_i8x16(bytes));
         }
+        if (p + 8 <= k) {
+            wasm_v128_store(wide + p, wasm_i16x8_extend_low_i8x16(wasm_v128_xor(wasm_v128_load64_zero(a + p), flip)));
+            p += 8;
+        }
+        if (p + 4 <= k) {
+            wasm_v128_store64_lane(wide + p, wasm_i16x8_extend_low_i8x16(wasm_v128_xor(wasm_v128_load32_zero(a + p), flip)), 0);
+            p += 4;
+        }
         for (; p < k; ++p) wide[p] = (int8_t)(a[p] ^ a_flip);
         for (; p < ldw; ++p) wide[p] = 0;
     }
