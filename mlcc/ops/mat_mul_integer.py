@@ -25,7 +25,7 @@ class MatMulInteger(Op):
         point one value: passes/fuse_integer_matmul runs it on qs8-packed (PackedIntegerMatMul)."""
         a, b, a_zero, b_zero = node.inputs[0], node.inputs[1], node.input(2), node.input(3)
         if (a.dtype not in (np.int8, np.uint8) or b.dtype not in (np.int8, np.uint8) or not b.is_const
-                or len(b.shape) != 2 or (a_zero is not None and a_zero.size != 1)
+                or len(b.shape) != 2 or 0 in b.shape or (a_zero is not None and a_zero.size != 1)
                 or (b_zero is not None and (not b_zero.is_const or b_zero.size not in (1, b.shape[1])))):
             return None
         w = b.data.astype(np.int32)
