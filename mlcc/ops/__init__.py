@@ -36,6 +36,8 @@ class _Required:
 
 
 REQUIRED = _Required()
+# reads_permuted_channels' answers
+ABSORB, FORWARD = "absorb", "forward"
 
 
 class Role(enum.Enum):
@@ -244,6 +246,31 @@ class Op:
     def channels_last_constant(self, node: Node, data: np.ndarray) -> np.ndarray:
         """A constant operand broadcast against N, C, H, W, as this node reads it channels-last."""
         return permuted_constant(data, keep_rank=False)
+
+    # --- channel permutations (passes/fold_channel_permutations) ----------------------------------
+    def reads_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int, target) -> str | None:
+        """Can the node read input `index` stored with its channels (along `axis`) permuted, logical channel c
+        at stored channel order[c], with no copy? ABSORB: its weights or a table of where each channel lies
+        take the permutation, and its output is what it was; FORWARD: it computes each channel on its own, so
+        its output comes out permuted alike once its per-channel constants are; None: it cannot. By default
+        elementwise ops whose other operands are constant scalars forward."""
+        if not self.elementwise or len(node.outputs) != 1 or node.outputs[0].shape != node.inputs[index].shape:
+            return None
+        others = [v for i, v in enumerate(node.inputs) if i != index and v is not None]
+        return FORWARD if all(v.is_const and v.size == 1 for v in others) else None
+
+    def read_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int,
+                               constant: Callable[[str, np.ndarray], Value]) -> None:
+        """Rewrite the node as reads_permuted_channels answered (the pass then gives it the stored tensor)."""
+
+    def writes_permuted_channels(self, node: Node, order: np.ndarray, axis: int) -> bool:
+        """Can the node write its single output with its channels (along `axis`) permuted, stored channel j
+        holding logical channel order[j], by rewriting its constants alone?"""
+        return False
+
+    def write_permuted_channels(self, node: Node, order: np.ndarray, axis: int,
+                                constant: Callable[[str, np.ndarray], Value]) -> None:
+        """Rewrite the node as writes_permuted_channels promised."""
 
     # --- other rewrites passes ask for ----------------------------------------------------------
     def channel_affine(self, node: Node) -> tuple[np.ndarray, np.ndarray, bool] | None:

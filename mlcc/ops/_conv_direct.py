@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ._gemm import packed_constant, packed_size
 
 ALGORITHM = "direct"  # the Conv attr a tuning file's choice sets (passes/choose_winograd)
 MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
 MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__<isa>)
+MAX_CHANNEL_RUNS = 64  # runs of consecutive channels a table may hold (MLCC_F32_CONV_DIRECT_MAX_RUNS)
 
 
 def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bool:
@@ -39,7 +42,8 @@ def panel_width(target, out_channels: int) -> int:
 def lower(node, ctx, b, values: dict) -> None:
     """Render ops/conv_nhwc.c.j2's direct mode. b: the weights as [groups][k][group_out], k ordered
     (kd, kh, kw, c); values: the channels-last lowering's (geometry: its ConvGeometry, x, y, bias, fields,
-    images, groups, group_in, group_out, pixels, y_pitch, epilogue fields, ...)."""
+    images, groups, group_in, group_out, pixels, y_pitch, epilogue fields, x_channels: a table's C name or
+    "NULL", ...)."""
     groups, k, group_out = b.shape
     geo = values.pop("geometry")
     if all(n == 1 for n in geo.kernel + geo.stride) and not any(geo.pad) and geo.inp == geo.out:
@@ -51,6 +55,13 @@ def lower(node, ctx, b, values: dict) -> None:
     w = ctx.constant(packed_constant(node.inputs[1], b, nr, "direct_packed"))
     # the entry point for this panel width: the model links none of the others
     ctx.emit("ops/conv_nhwc.c.j2", mode="direct", w=w, nr=nr, parallel=ctx.parallel(),
-             kernel=ctx.kernel(f"mlcc_f32_conv_direct_nhwc_{vectors}v"),
+             kernel=ctx.kernel(f"mlcc_f32_conv_direct_nhwc_{vectors}v" + ("" if values["x_channels"] == "NULL" else "_permuted")),
              w_group=packed_size(k, group_out, nr),
              y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})
+
+
+def channel_runs(stored) -> int:
+    """The most runs of consecutive channels a group reads (each row of `stored`: its channels' offsets, in
+    the order read)."""
+    stored = np.asarray(stored)
+    return int(max(1 + np.count_nonzero(np.diff(row) != 1) for row in stored))

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import cexpr, tuning
 from ..ir import Node, Value
-from . import Op, _conv_direct, _winograd, register
+from . import ABSORB, FORWARD, Op, _conv_direct, _winograd, register
 from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._fold import MakeConstant, float_const, scaled_bias
@@ -30,6 +30,9 @@ def _is_pointwise(geo) -> bool:
 
 # Set by the channels-last im2col lowering when it copies each row tile's residual to scratch first.
 STAGED_RESIDUAL = "staged_residual"
+# Set by passes/fold_channel_permutations on a grouped channels-last convolution: input channel c is read at
+# stored channel order[c] (a channel shuffle before it folded into its reads; the direct kernel's table).
+INPUT_CHANNEL_ORDER = "input_channel_order"
 
 
 def _stages_residual(node: Node, ctx, epilogue: Epilogue | None, groups: int, y_pitch: int) -> bool:
@@ -49,6 +52,16 @@ def _residual_stage(node: Node, ctx, epilogue: Epilogue, chunk: int) -> dict:
     node.attrs[STAGED_RESIDUAL] = True
     rows = ctx.scratch(4 * chunk * node.inputs[1].shape[0], "residual_rows")
     return dict(source=ctx.ptr(epilogue.residual), rows=rows)
+
+
+def _channel_axis(node: Node) -> int:
+    return len(node.inputs[0].shape) - 1 if is_channels_last(node) else 1
+
+
+def _keeps_groups(order: np.ndarray, group: int) -> bool:
+    """Does the permutation keep every channel in its group of `group` consecutive channels?"""
+    index = np.arange(len(order))
+    return bool(np.all(np.asarray(order) // group == index // group))
 
 
 def _offset(*terms: tuple[str | int, int]) -> str | None:
@@ -121,6 +134,59 @@ class Conv(Op):
         node.inputs = [node.inputs[0], constant(f"{w.name}_folded", data.astype(w.dtype)),
                        scaled_bias(node, scale, shift, constant)]
         return True
+
+    def reads_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int, target) -> str | None:
+        """x's channels permuted: a depthwise convolution (one output per channel, no residual) forwards the
+        permutation; others absorb it into their weights when it keeps every channel in its group, else
+        through the direct kernel's table of channel offsets where that kernel runs (channels-last, grouped:
+        a channel shuffle before a grouped convolution)."""
+        x, w, bias = node.inputs[0], node.inputs[1], node.input(2)
+        if (index != 0 or axis != _channel_axis(node) or not float_const(w) or x.dtype != np.float32
+                or (bias is not None and not float_const(bias)) or node.attrs.get(INPUT_CHANNEL_ORDER) is not None):
+            return None
+        groups, channels, out_channels = int(node.attrs["group"]), x.shape[axis], w.shape[0]
+        group_in, group_out = channels // groups, out_channels // groups
+        if groups > 1 and group_in == 1 and group_out == 1:
+            return FORWARD if node.input(self.epilogue_input) is None else None
+        if _keeps_groups(order, group_in):
+            return ABSORB
+        taps = int(np.prod(w.shape[2:]))
+        direct = node.attrs.get("algorithm") in (None, _conv_direct.ALGORITHM)
+        runs = _conv_direct.channel_runs(np.sort(np.asarray(order).reshape(groups, group_in), axis=1))
+        if (is_channels_last(node) and direct and _conv_direct.applies(target, groups, group_in, group_out, taps)
+                and runs <= _conv_direct.MAX_CHANNEL_RUNS):
+            return ABSORB
+        return None
+
+    def read_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int, constant: MakeConstant) -> None:
+        w, bias = node.inputs[1], node.input(2)
+        groups, channels = int(node.attrs["group"]), node.inputs[0].shape[axis]
+        group_in = channels // groups
+        inverse = np.argsort(order)
+        if group_in == 1 and w.shape[0] == groups:  # depthwise: stored channel s computes logical channel inverse[s]
+            node.inputs[1] = constant(f"{w.name}_permuted", w.data[inverse])
+            if bias is not None:
+                node.inputs[2] = constant(f"{bias.name}_permuted", bias.data[inverse])
+        elif _keeps_groups(order, group_in):  # each group's weights read its channels where they are stored
+            local = inverse.reshape(groups, group_in) % group_in
+            grouped = w.data.reshape(groups, w.shape[0] // groups, group_in, *w.shape[2:])
+            permuted = np.stack([grouped[g][:, local[g]] for g in range(groups)]).reshape(w.shape)
+            node.inputs[1] = constant(f"{w.name}_permuted", permuted)
+        else:
+            node.attrs[INPUT_CHANNEL_ORDER] = [int(c) for c in order]
+
+    def writes_permuted_channels(self, node: Node, order: np.ndarray, axis: int) -> bool:
+        """Output channels reordered within their groups by reordering the weights' rows and the bias (no
+        fused residual, which would have to be read permuted too)."""
+        w, bias = node.inputs[1], node.input(2)
+        return (axis == _channel_axis(node) and float_const(w) and (bias is None or float_const(bias))
+                and node.input(self.epilogue_input) is None and _keeps_groups(order, w.shape[0] // int(node.attrs["group"])))
+
+    def write_permuted_channels(self, node: Node, order: np.ndarray, axis: int, constant: MakeConstant) -> None:
+        w, bias = node.inputs[1], node.input(2)
+        node.inputs[1] = constant(f"{w.name}_permuted", w.data[order])
+        if bias is not None:
+            node.inputs[2] = constant(f"{bias.name}_permuted", bias.data[order])
 
     def writes_row_pitch(self, node: Node) -> bool:
         """Channels-last GEMM convolutions write C with a leading dimension (depthwise ones do not)."""
@@ -223,7 +289,8 @@ class Conv(Op):
         algorithm = node.attrs.get("algorithm")  # passes/choose_winograd's, from a tuning file or the heuristic
         heuristic_direct = algorithm is None and (
             workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps))
-        if not depthwise and (algorithm == _conv_direct.ALGORITHM or heuristic_direct):
+        order = node.attrs.get(INPUT_CHANNEL_ORDER)  # only the direct kernel reads through a table
+        if not depthwise and (algorithm == _conv_direct.ALGORITHM or heuristic_direct or order is not None):
             node.attrs["algorithm"] = _conv_direct.ALGORITHM  # what ran, for `mlcc tune` (mlcc/tune.py)
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
@@ -232,6 +299,18 @@ class Conv(Op):
                 values["epilogue_group0"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride)))
             # W [groups * group_out, group_in, *kernel] -> [groups][(kernel..., group_in)][group_out]
             grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
+            values["x_channels"] = values["group_x_channels"] = "NULL"
+            if order is not None:
+                # each group's channels in the order they are stored, so the kernel reads runs of them, the
+                # weights' input channels alike; the table: offsets from the group's own first channel
+                stored = np.asarray(order, np.int64).reshape(groups, group_in)
+                sort = np.argsort(stored, axis=1, kind="stable")
+                grouped = np.stack([grouped[g][:, sort[g]] for g in range(groups)])
+                table = (np.take_along_axis(stored, sort, axis=1)
+                         - np.arange(groups).reshape(-1, 1) * group_in).astype(np.int32).reshape(-1)
+                values["x_channels"] = ctx.constant(Value(f"{node.name}_input_channels", np.dtype(np.int32),
+                                                          table.shape, table))
+                values["group_x_channels"] = cexpr.offset(values["x_channels"], (cexpr.index("group", groups), group_in))
             b = grouped.transpose(0, *range(3, 3 + len(geo.kernel)), 2, 1).reshape(groups, -1, group_out)
             _conv_direct.lower(node, ctx, b, dict(
                 values, geometry=geo, groups=groups, group=cexpr.index("group", groups), group_in=group_in, group_out=group_out, pixels=pixels,

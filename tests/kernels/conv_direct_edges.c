@@ -2,7 +2,8 @@
  * 1 to 5 and 34 input channels, some read from wider pixels (a group's slice), output channel counts around every vector width (1 .. 33, 48, 64) with panels of
  * 1 to 4 vectors (and widths __<isa> hands to __reference), 1x1 images, pads on every side (wider than the
  * window too), strides and dilations per axis, 3x3 / 7x7 / 10x4 / 1-D / 3-D windows, with and without
- * bias, output rows wider than the channels (a slice of a Concat), and fused epilogues (vector and scalar
+ * bias, output rows wider than the channels (a slice of a Concat), channels read through a permuting table
+ * (some of its offsets before x: a group reading another group's channels), and fused epilogues (vector and scalar
  * activations, a residual read per element or broadcast per pixel). Inputs are fenced with NaN, so a read
  * outside them poisons the result; outputs are fenced with a sentinel, so a write outside them is caught.
  * Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
@@ -25,8 +26,9 @@ struct shape {
 
 /* want = the convolution over w_raw[o][t] (t = (kd, kh, kw, c)), then the epilogue, row pitch `pitch`;
  * magnitude = the sum of the absolute products: rounding in another order is bounded by a share of it */
-static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t xs, size_t out_channels,
-                  const float *x, const float *bias, size_t pitch, const struct mlcc_f32_epilogue *e)
+static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t xs, const size_t *source,
+                  size_t out_channels, const float *x, const float *bias, size_t pitch,
+                  const struct mlcc_f32_epilogue *e)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
     size_t p = 0;
@@ -47,8 +49,9 @@ static void naive(const struct mlcc_f32_conv_geometry *g, size_t channels, size_
                                     continue;
                                 const float *xp = x + (((size_t)id * g->in[1] + (size_t)ih) * g->in[2] + (size_t)iw) * xs;
                                 for (size_t c = 0; c < channels; ++c) {
-                                    sum += xp[c] * w_raw[o * k + t + c];
-                                    sum_abs += fabsf(xp[c] * w_raw[o * k + t + c]);
+                                    const float xc = xp[source[c]];
+                                    sum += xc * w_raw[o * k + t + c];
+                                    sum_abs += fabsf(xc * w_raw[o * k + t + c]);
                                 }
                             }
                     want[p * pitch + o] = sum;
@@ -71,8 +74,10 @@ static size_t compare(const float *got, size_t pixels, size_t pitch, size_t out_
     return bad + fence_damage(got, pixels * pitch);
 }
 
+/* permuted: channel c read at a shuffled place among the pixel's xs, through offsets from x + 1 (so some are
+ * negative) */
 static void check(const struct shape *s, size_t channels, size_t xs, size_t out_channels, size_t nr,
-                  size_t extra_pitch, int with_bias, int epilogue_kind)
+                  size_t extra_pitch, int with_bias, int epilogue_kind, int permuted)
 {
     struct mlcc_f32_conv_geometry g;
     size_t in = 1, out = 1, taps = 1;
@@ -95,6 +100,18 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
         return;
     }
     const float *x = fenced_random(x_buf, in * xs);
+    size_t source[64], order[64];
+    int32_t offsets[64];
+    for (size_t c = 0; c < xs; ++c) order[c] = c;
+    for (size_t c = xs; permuted && c > 1; --c) {  /* Fisher-Yates on the harness's seeded generator */
+        const size_t pick = (size_t)((uniform() * 0.5f + 0.5f) * (float)c) % c, kept = order[c - 1];
+        order[c - 1] = order[pick];
+        order[pick] = kept;
+    }
+    for (size_t c = 0; c < channels; ++c) {
+        source[c] = order[c];
+        offsets[c] = (int32_t)order[c] - 1;
+    }
     for (size_t i = 0; i < out_channels * k; ++i) w_raw[i] = uniform();
     float *w = w_buf + FENCE;  /* packed: panel j, row t, column o % nr; zeros past out_channels */
     for (size_t i = 0; i < panels * nr * k + 2 * FENCE; ++i) w_buf[i] = NAN;
@@ -106,24 +123,28 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
     const float *residual = fenced_random(r_buf, out * pitch);
     const struct mlcc_f32_epilogue e = conv_epilogue(epilogue_kind, residual, pitch);
     const struct mlcc_f32_epilogue *epilogue = epilogue_kind ? &e : NULL;
-    naive(&g, channels, xs, out_channels, x, bias, pitch, epilogue);
+    naive(&g, channels, xs, source, out_channels, x, bias, pitch, epilogue);
+    const int32_t *x_channels = permuted ? offsets : NULL;
+    const float *x_at = permuted ? x + 1 : x;
     for (int form = 0; form < 2; ++form) {
         float *got = fenced_sentinel(got_buf, out * pitch);
         if (form == 0)
-            mlcc_f32_conv_direct_nhwc__reference(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            mlcc_f32_conv_direct_nhwc__reference(&g, channels, xs, x_channels, out_channels, nr, x_at, w, bias, got,
+                                                 pitch, epilogue);
         else
-            MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(&g, channels, xs, out_channels, nr, x, w, bias, got, pitch, epilogue);
+            MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(&g, channels, xs, x_channels, out_channels, nr, x_at, w, bias,
+                                                     got, pitch, epilogue);
         ++cases;
         size_t first = 0;
         const size_t bad = compare(got, out, pitch, out_channels, &first);
         if (bad) {
             ++failures;
             printf("FAIL %s in %zux%zux%zu k %zux%zux%zu s %zu,%zu,%zu dil %zu,%zu,%zu pad %zu,%zu,%zu/%zu,%zu,%zu "
-                   "channels %zu (of %zu) -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
+                   "channels %zu (of %zu%s) -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
                    form ? "simd" : "scalar", s->in[0], s->in[1], s->in[2], s->kernel[0], s->kernel[1], s->kernel[2],
                    s->stride[0], s->stride[1], s->stride[2], s->dilation[0], s->dilation[1], s->dilation[2],
                    s->pad[0], s->pad[1], s->pad[2], s->pad_end[0], s->pad_end[1], s->pad_end[2], channels,
-                   xs, out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
+                   xs, permuted ? ", permuted" : "", out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
                    (double)want[first]);
         }
     }
@@ -166,9 +187,9 @@ int main(void)
                 const size_t nr = widths[turn % nwidths];
                 /* pixels wider than the channels read: one group of a grouped convolution */
                 const size_t xs = channel_counts[c] + (turn % 4 == 1 ? 3 : 0);
-                check(&shapes[i], channel_counts[c], channel_counts[c], out_counts[o], nr, 0, 1, 0);
+                check(&shapes[i], channel_counts[c], channel_counts[c], out_counts[o], nr, 0, 1, 0, turn % 7 == 3);
                 check(&shapes[i], channel_counts[c], xs, out_counts[o], widths[(turn + 3) % nwidths],
-                      turn % 3 == 0 ? 5 : 0, (int)(turn & 1u), 1 + (int)(turn % 5u));
+                      turn % 3 == 0 ? 5 : 0, (int)(turn & 1u), 1 + (int)(turn % 5u), turn % 4 == 1);
             }
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;

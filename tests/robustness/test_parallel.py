@@ -1,8 +1,9 @@
 """NAME_run_parallel on the runtime's thread pool (mlcc/threadpool.h): the large steps are cut into tasks,
 and every output is bit-identical for 1, 2 and 3 threads (1 is NAME_run_v) and matches onnxruntime. The
 models route each kernel that splits through a step large enough to split: a direct stem, pointwise,
-Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals, max and
-average pooling, a GEMV and a tall product, and attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
+Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals (one reading a
+channel shuffle through its table of channels), max and average pooling, a GEMV and a tall product, and
+attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
 
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ def _conv_net() -> onnx.ModelProto:
         x = f"{pool}_y"
     x = conv(x, 48, 64, 3, stride=2, name="down")                         # im2col
     x = conv(x, 64, 64, 1, group=4, residual=x, name="grouped")           # grouped direct, residual fused
+    # a channel shuffle, folded into the next grouped convolution's reads through the direct kernel's table
+    inits += [numpy_helper.from_array(np.array(shape, np.int64), name)
+              for name, shape in (("split", [1, 4, 16, 24, 24]), ("merge", [1, 64, 24, 24]))]
+    nodes += [helper.make_node("Reshape", [x, "split"], ["parts"], name="split"),
+              helper.make_node("Transpose", ["parts"], ["swapped"], perm=[0, 2, 1, 3, 4], name="swap"),
+              helper.make_node("Reshape", ["swapped", "merge"], ["shuffled"], name="merge")]
+    x = conv("shuffled", 64, 64, 3, group=64, act=False, name="shuffled_depthwise")
+    x = conv(x, 64, 64, 1, group=4, name="shuffled_grouped")
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))
     nodes.append(helper.make_node("Flatten", ["pooled"], ["features"], name="flatten"))
     w = const("fc_w", rng.standard_normal((64, 4000)) * 0.1)

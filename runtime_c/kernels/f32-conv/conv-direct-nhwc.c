@@ -30,8 +30,9 @@ static void taps_inside(const struct mlcc_f32_conv_geometry *g, int dim, size_t 
 }
 
 void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                          size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
-                                          const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
+                                          size_t x_pixel_stride, const int32_t *x_channels, size_t out_channels,
+                                          size_t nr, const float *x, const float *w, const float *bias,
+                                          float *MLCC_RESTRICT y, size_t y_pitch,
                                           const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
@@ -59,8 +60,10 @@ void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g
                                 const size_t iw = ow * g->stride[2] + kw * g->dilation[2] - g->pad[2];
                                 const float *xp = x + ((id * g->in[1] + ih) * g->in[2] + iw) * x_pixel_stride;
                                 const float *wt = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw) * channels * nr;
-                                for (size_t c = 0; c < channels; ++c)
-                                    for (size_t o = 0; o < live; ++o) yp[o0 + o] += xp[c] * wt[c * nr + o];
+                                for (size_t c = 0; c < channels; ++c) {
+                                    const float xc = x_channels == NULL ? xp[c] : xp[x_channels[c]];
+                                    for (size_t o = 0; o < live; ++o) yp[o0 + o] += xc * wt[c * nr + o];
+                                }
                             }
                         }
                     }
@@ -71,6 +74,9 @@ void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g
     }
 }
 
+/* every entry point's arguments, passed on */
+#define DIRECT_ARGS g, channels, x_pixel_stride, x_channels, out_channels, nr, x, w, bias, y, y_pitch, epilogue
+
 #if MLCC_HAVE_F32V
 #define LANES MLCC_F32V_LANES
 #define MAX_VECTORS (MLCC_F32_CONV_MAX_NR / LANES)
@@ -80,11 +86,34 @@ void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g
  * by 4 pixels needed all 16, and clang shuffled and spilled accumulators at every step of k. */
 #define BLOCK_PIXELS(nv) MLCC_MIN(MAX_PIXELS, (MLCC_F32V_REGISTERS - (nv) - 2u) / (nv))
 #define ACCUMULATORS (MAX_PIXELS * MAX_VECTORS)
+#define MAX_RUNS MLCC_F32_CONV_DIRECT_MAX_RUNS
+
+/* Consecutive channels c .. c + length, at x + at on: a table's channels as the direct reads take them. */
+struct channel_run {
+    ptrdiff_t at;
+    size_t length;
+};
+
+/* The runs of `channels` offsets into `run` (MAX_RUNS at most: the caller's promise); returns how many. */
+static size_t channel_runs(const int32_t *x_channels, size_t channels, struct channel_run *run)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < channels; ++n) {
+        size_t length = 1;
+        while (c + length < channels && x_channels[c + length] == x_channels[c] + (int32_t)length) ++length;
+        if (n < MAX_RUNS) run[n] = (struct channel_run){x_channels[c], length};
+        c += length;
+    }
+    return n;
+}
 
 /* What every block of one output row shares. */
 struct row {
     const struct mlcc_f32_conv_geometry *g;
     size_t channels, x_pixel_stride, out_channels, nr, k;
+    const int32_t *x_channels;      /* where each channel lies from x, or NULL: consecutive */
+    size_t runs;                    /* with x_channels: its runs of consecutive channels */
+    const struct channel_run *run;
     const float *x;                 /* the image (this group's first channel) */
     size_t d_lo, d_hi, h_lo, h_hi;  /* taps inside the input along d and h */
     size_t id0, ih0;                /* input index + pad of tap 0 along d and h */
@@ -112,9 +141,24 @@ static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struc
     }
 }
 
+/* acc[pixel i][vector j] += x[i * pixel_step + t] * w[t * nr + j * LANES] for t < n. */
+static FORCE_INLINE void accumulate(size_t pb, size_t nv, mlcc_f32v *acc, const float *x, size_t pixel_step,
+                                    const float *w, size_t nr, size_t n)
+{
+    for (size_t t = 0; t < n; ++t) {
+        mlcc_f32v wv[MAX_VECTORS];
+        for (size_t j = 0; j < nv; ++j) wv[j] = mlcc_f32v_load(w + t * nr + j * LANES);
+        for (size_t i = 0; i < pb; ++i) {
+            const mlcc_f32v a = mlcc_f32v_splat(x[i * pixel_step + t]);
+            for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = mlcc_f32v_fma(acc[i * nv + j], a, wv[j]);
+        }
+    }
+}
+
 /* Output pixels ow .. ow + pb of the row, channels o0 .. o0 + nv * LANES (panel wp, its bias bp or NULL),
- * over the taps kw_lo .. kw_hi along w; pb and nv are constants once inlined. */
-static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t ow, size_t kw_lo, size_t kw_hi,
+ * over the taps kw_lo .. kw_hi along w; pb, nv and `indexed` (the channels read through r->x_channels) are
+ * constants once inlined. */
+static FORCE_INLINE void block(size_t pb, size_t nv, int indexed, const struct row *r, size_t ow, size_t kw_lo, size_t kw_hi,
                                size_t o0, const float *wp, const float *bp, const struct mlcc_f32_epilogue *e)
 {
     const struct mlcc_f32_conv_geometry *g = r->g;
@@ -124,8 +168,9 @@ static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t
     for (size_t i = 0; i < pb; ++i)
         for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = bp == NULL ? mlcc_f32v_zero() : mlcc_f32v_load(bp + j * LANES);
     /* the taps along w as runs of contiguous floats: one run of every tap's channels when the pixels hold
-     * just this group's channels and the taps are adjacent */
-    const int one_run = g->dilation[2] == 1 && xs == c_n;
+     * just this group's channels and the taps are adjacent; each tap's channels in the table's runs when the
+     * channels are permuted */
+    const int one_run = !indexed && g->dilation[2] == 1 && xs == c_n;
     const size_t runs = one_run ? 1 : kw_hi - kw_lo, run_length = one_run ? (kw_hi - kw_lo) * c_n : c_n;
     /* input index of this block's first tap inside the input along w (pad added: never below it) */
     const size_t iw = ow * g->stride[2] + kw_lo * g->dilation[2] - g->pad[2];
@@ -136,6 +181,12 @@ static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t
             const float *xr = r->x + ((id * g->in[1] + ih) * g->in[2] + iw) * xs;
             const float *wr = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw_lo) * c_n * nr;
             for (size_t run = 0; run < runs; ++run, xr += tap_step, wr += run_length * nr) {
+                if (indexed) {
+                    const float *wq = wr;
+                    for (size_t q = 0; q < r->runs; wq += r->run[q].length * nr, ++q)
+                        accumulate(pb, nv, acc, xr + r->run[q].at, pixel_step, wq, nr, r->run[q].length);
+                    continue;
+                }
                 for (size_t t = 0; t < run_length; ++t) {
                     mlcc_f32v wv[MAX_VECTORS];
                     for (size_t j = 0; j < nv; ++j) wv[j] = mlcc_f32v_load(wr + t * nr + j * LANES);
@@ -175,42 +226,41 @@ static FORCE_INLINE void block(size_t pb, size_t nv, const struct row *r, size_t
 }
 
 /* One panel of the row: border pixels singly, the interior in blocks of pb. */
-static FORCE_INLINE void panel_row(size_t pb, size_t nv, const struct row *r, size_t ow_a, size_t ow_b,
+static FORCE_INLINE void panel_row(size_t pb, size_t nv, int indexed, const struct row *r, size_t ow_a, size_t ow_b,
                                    size_t o0, const float *wp, const float *bp, const struct mlcc_f32_epilogue *e)
 {
     const struct mlcc_f32_conv_geometry *g = r->g;
     size_t lo, hi;
     for (size_t ow = 0; ow < g->out[2]; ++ow) {
         if (ow == ow_a && ow_b - ow_a >= pb) {  /* the interior: every tap along w inside */
-            for (; ow + pb <= ow_b; ow += pb) block(pb, nv, r, ow, 0, g->kernel[2], o0, wp, bp, e);
-            if (ow < ow_b) block(pb, nv, r, ow_b - pb, 0, g->kernel[2], o0, wp, bp, e);
+            for (; ow + pb <= ow_b; ow += pb) block(pb, nv, indexed, r, ow, 0, g->kernel[2], o0, wp, bp, e);
+            if (ow < ow_b) block(pb, nv, indexed, r, ow_b - pb, 0, g->kernel[2], o0, wp, bp, e);
             ow = ow_b;
             if (ow == g->out[2]) break;
         }
         taps_inside(g, 2, ow, &lo, &hi);
-        block(1, nv, r, ow, lo, hi, o0, wp, bp, e);
+        block(1, nv, indexed, r, ow, lo, hi, o0, wp, bp, e);
     }
 }
 
 /* Every panel of the row, nv vectors wide (a constant once inlined), in blocks of BLOCK_PIXELS(nv). */
-static FORCE_INLINE void row_panels(size_t nv, const struct row *r, size_t ow_a, size_t ow_b, const float *w,
+static FORCE_INLINE void row_panels(size_t nv, int indexed, const struct row *r, size_t ow_a, size_t ow_b, const float *w,
                                     const float *bias, const float *bias_tail, const struct mlcc_f32_epilogue *e)
 {
     for (size_t o0 = 0; o0 < r->out_channels; o0 += r->nr) {
         const float *wp = w + o0 * r->k;  /* panel o0 / nr: k rows of nr */
         const float *bp = bias == NULL ? NULL : o0 + r->nr <= r->out_channels ? bias + o0 : bias_tail;
-        panel_row(BLOCK_PIXELS(nv), nv, r, ow_a, ow_b, o0, wp, bp, e);
+        panel_row(BLOCK_PIXELS(nv), nv, indexed, r, ow_a, ow_b, o0, wp, bp, e);
     }
 }
 
 /* The image in panels of nv vectors: nr == nv * LANES. */
-static FORCE_INLINE void panels(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
-                                const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                const struct mlcc_f32_epilogue *epilogue)
+static FORCE_INLINE void panels(size_t nv, int indexed, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
-    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
+    struct channel_run run[MAX_RUNS];
+    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x_channels, 0, run, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
+    if (x_channels != NULL) r.runs = channel_runs(x_channels, channels, run);
     float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
     if (bias != NULL && out_channels % nr != 0)
         for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
@@ -227,32 +277,34 @@ static FORCE_INLINE void panels(size_t nv, const struct mlcc_f32_conv_geometry *
             r.ih0 = oh * g->stride[1] - g->pad[1];
             r.p0 = (od * g->out[1] + oh) * g->out[2];
             r.y = y + r.p0 * y_pitch;
-            row_panels(nv, &r, ow_a, ow_b, w, bias, bias_tail, epilogue);
+            row_panels(nv, indexed, &r, ow_a, ow_b, w, bias, bias_tail, epilogue);
         }
     }
 }
 
-/* The entry points for panels of 1, 2 and 3 vectors (the panel width's rows stay nr floats). */
+/* The entry points for panels of 1, 2 and 3 vectors (the panel width's rows stay nr floats), plain and
+ * reading channels through a table. */
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 /* The image in panels of nv vectors, but a last panel with fewer live vectors runs as a panel of those
  * alone (34 channels on AVX2: 3 + 2 vectors, not 3 + 3), in the larger blocks its fewer accumulators leave
- * registers for. Through its own entry point: inlined here it would bloat every panel width's code. nv is a
- * constant in each entry point, so a width refers only to the narrower ones (a model links what it can run). */
-static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x,
-                                const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
-                                const struct mlcc_f32_epilogue *epilogue)
+ * registers for. Through its own entry point: inlined here it would bloat every panel width's code. nv and
+ * `indexed` are constants in each entry point, so a width refers only to the narrower ones of its kind (a
+ * model links what it can run). */
+static FORCE_INLINE void direct(size_t nv, int indexed, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t tail = out_channels % nr, tail_vectors = (tail + LANES - 1u) / LANES;
     if (tail == 0u || tail_vectors >= nv) {
-        panels(nv, g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
+        panels(nv, indexed, g, channels, x_pixel_stride, x_channels, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
         return;
     }
     const size_t full = out_channels - tail, k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
-    if (full > 0u) panels(nv, g, channels, x_pixel_stride, full, nr, x, w, bias, y, y_pitch, epilogue);
+    if (full > 0u) panels(nv, indexed, g, channels, x_pixel_stride, x_channels, full, nr, x, w, bias, y, y_pitch, epilogue);
     struct mlcc_f32_epilogue shifted;
     if (epilogue != NULL && epilogue->residual != NULL) {
         shifted = *epilogue;
@@ -260,29 +312,47 @@ static FORCE_INLINE void direct(size_t nv, const struct mlcc_f32_conv_geometry *
         epilogue = &shifted;
     }
     const float *const w_last = w + full * k, *const bias_last = bias == NULL ? NULL : bias + full;
-#define DIRECT_TAIL g, channels, x_pixel_stride, tail, nr, x, w_last, bias_last, y + full, y_pitch, epilogue
-    if (tail_vectors == 1u && nv > 1u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_TAIL);
-    else if (tail_vectors == 2u && nv > 2u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_TAIL);
-    else if (tail_vectors == 3u && nv > 3u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_TAIL);
+#define DIRECT_TAIL g, channels, x_pixel_stride, x_channels, tail, nr, x, w_last, bias_last, y + full, y_pitch, epilogue
+    if (indexed) {
+        if (tail_vectors == 1u && nv > 1u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(DIRECT_TAIL);
+        else if (tail_vectors == 2u && nv > 2u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(DIRECT_TAIL);
+        else if (tail_vectors == 3u && nv > 3u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(DIRECT_TAIL);
+    } else {
+        if (tail_vectors == 1u && nv > 1u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_TAIL);
+        else if (tail_vectors == 2u && nv > 2u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_TAIL);
+        else if (tail_vectors == 3u && nv > 3u) MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(DIRECT_TAIL);
+    }
 #undef DIRECT_TAIL
 }
 #endif
 
-/* One entry point per panel width, so a model links only the width it runs (and no shim: the __reference form). */
-#define DIRECT_ARGS g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch, epilogue
+/* One entry point per panel width and kind, so a model links only the one it runs (and no shim: the
+ * __reference form). */
 #if MLCC_HAVE_F32V
-#define DIRECT(nv) direct(nv, DIRECT_ARGS)
+#define DIRECT(nv, indexed) direct(nv, indexed, DIRECT_ARGS)
 #else
-#define DIRECT(nv) mlcc_f32_conv_direct_nhwc__reference(DIRECT_ARGS)
+#define DIRECT(nv, indexed) mlcc_f32_conv_direct_nhwc__reference(DIRECT_ARGS)
 #endif
-void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u); }
-void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u); }
-void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u); }
-void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u, 0); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u, 0); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u, 0); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u, 0); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(1u, 1); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(2u, 1); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(3u, 1); }
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS) { DIRECT(4u, 1); }
 
 #if MLCC_HAVE_F32V
 static void entry(size_t nv, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
+    if (x_channels != NULL) {
+        switch (nv) {
+        case 1: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(DIRECT_ARGS); return;
+        case 2: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(DIRECT_ARGS); return;
+        case 3: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(DIRECT_ARGS); return;
+        default: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v_permuted)(DIRECT_ARGS); return;
+        }
+    }
     switch (nv) {
     case 1: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(DIRECT_ARGS); return;
     case 2: MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(DIRECT_ARGS); return;

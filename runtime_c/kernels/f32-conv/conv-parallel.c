@@ -37,7 +37,9 @@ struct direct_job {
     mlcc_f32_conv_direct_nhwc_fn kernel;
     const struct mlcc_f32_conv_geometry *g;
     size_t axis;
-    size_t channels, x_pixel_stride, out_channels, nr;
+    size_t channels, x_pixel_stride;
+    const int32_t *x_channels;
+    size_t out_channels, nr;
     const float *x, *w, *bias;
     float *y;
     size_t y_pitch;
@@ -73,7 +75,8 @@ static void direct_group_range(const struct direct_job *j, size_t group, size_t 
         e.residual += first_pixel * ep->residual_rs + group * j->out_channels;
         ep = &e;
     }
-    j->kernel(&part, j->channels, j->x_pixel_stride, j->out_channels, j->nr,
+    j->kernel(&part, j->channels, j->x_pixel_stride,
+              j->x_channels == NULL ? NULL : j->x_channels + group * j->channels, j->out_channels, j->nr,
               j->x + skipped * in_line * j->x_pixel_stride + group * j->channels, j->w + group * j->w_group,
               j->bias == NULL ? NULL : j->bias + group * j->out_channels,
               j->y + first_pixel * j->y_pitch + group * j->out_channels, j->y_pitch, ep);
@@ -86,8 +89,8 @@ void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_
     const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)(groups * out_channels)
                         * (float)(g->kernel[0] * g->kernel[1] * g->kernel[2] * channels);
     const size_t tasks = g->out[0] == 1 ? mlcc_parallel_tasks(parallel, units, work) : 1u;
-    struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, y_pitch,
-                             epilogue, groups, w_group};
+    struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, x_channels, out_channels, nr, x, w, bias,
+                             y, y_pitch, epilogue, groups, w_group};
     if (tasks < 2) {
         for (size_t group = 0; group < groups; ++group) direct_group_range(&job, group, 0u, units);
         return;

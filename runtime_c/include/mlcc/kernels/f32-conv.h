@@ -57,7 +57,8 @@ void mlcc_f32_conv_im2col_nhwc_parallel(const mlcc_parallel *parallel, const str
 /* Direct convolution of one channels-last image (or one group of it) for few input channels, where im2col
  * would copy runs of a channel or three, or a group's few channels: y[pixel][o] = bias[o] + sum over the
  * taps t = (kd, kh, kw, c) inside the input of x[source][c] * w[t][o], the `channels` channels at x whose
- * pixels lie x_pixel_stride floats apart. w is f32-gemm's packed B of (taps * channels) x out_channels: panels of
+ * pixels lie x_pixel_stride floats apart; channel c at x[source][x_channels[c]] when x_channels is not NULL
+ * (a channel permutation folded into the reads: passes/fold_channel_permutations). w is f32-gemm's packed B of (taps * channels) x out_channels: panels of
  * nr output channels (zeros past out_channels), each k rows of nr floats. bias may be NULL; output pixels
  * lie y_pitch floats apart (a channel slice of a wider tensor); y must not overlap x or the residual. The
  * epilogue (NULL: none) sees rows = output pixels, columns = channels. __<isa> (on the SIMD shim, named by
@@ -65,28 +66,38 @@ void mlcc_f32_conv_im2col_nhwc_parallel(const mlcc_parallel *parallel, const str
  * _Nv__<isa> takes nr = N vectors (any nr on targets without a SIMD shim, where it runs __reference): a
  * model links only the panel width it runs. */
 void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                          size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                          size_t x_pixel_stride, const int32_t *x_channels, size_t out_channels,
+                                          size_t nr, const float *x, const float *w,
                                           const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                           const struct mlcc_f32_epilogue *epilogue);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(const struct mlcc_f32_conv_geometry *g, size_t channels,
-                                              size_t x_pixel_stride, size_t out_channels, size_t nr, const float *x, const float *w,
+                                              size_t x_pixel_stride, const int32_t *x_channels, size_t out_channels,
+                                              size_t nr, const float *x, const float *w,
                                               const float *bias, float *MLCC_RESTRICT y, size_t y_pitch,
                                               const struct mlcc_f32_epilogue *epilogue);
 /* the parameters of every entry point above, for the per-width ones */
 #define MLCC_F32_CONV_DIRECT_NHWC_PARAMS                                                                      \
-    const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride, size_t out_channels,     \
-        size_t nr, const float *x, const float *w, const float *bias, float *MLCC_RESTRICT y, size_t y_pitch, \
-        const struct mlcc_f32_epilogue *epilogue
+    const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride,                         \
+        const int32_t *x_channels, size_t out_channels, size_t nr, const float *x, const float *w,            \
+        const float *bias, float *MLCC_RESTRICT y, size_t y_pitch, const struct mlcc_f32_epilogue *epilogue
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+/* The same reading the channels through x_channels (not NULL), whose offsets form at most
+ * MLCC_F32_CONV_DIRECT_MAX_RUNS runs of consecutive ones (a channel shuffle of g groups: g or g + 1). */
+#define MLCC_F32_CONV_DIRECT_MAX_RUNS 64u
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
+void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 
 /* `kernel` (one of the above) over `groups` groups (group g: channels and out_channels are per group, x, bias,
  * y and the epilogue's residual advanced by g of them, w by g * w_group floats), with a 2-D image's output
  * rows cut into tasks for the caller's parallel-for (mlcc/parallel.h) when large: each task takes its rows
  * in every group, each row range run as a convolution of its own that sums every pixel's taps as the whole
- * does. */
+ * does. x_channels (NULL, or `channels` offsets per group, relative to the group's x) is advanced by g of
+ * them too. */
 typedef void (*mlcc_f32_conv_direct_nhwc_fn)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
                                         size_t groups, size_t w_group, MLCC_F32_CONV_DIRECT_NHWC_PARAMS);

@@ -126,7 +126,7 @@ static int concat_in_place_steps(const void *const *inputs, void *const *outputs
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_3v__scalar(&geometry, 4u, 4u, 5u, 3u,
+        mlcc_f32_conv_direct_nhwc_3v__scalar(&geometry, 4u, 4u, NULL, 5u, 3u,
             t_fire2_squeeze1x1_2_nhwc,
             w_fire2_expand1x1_w_0_direct_packed3, w_fire2_expand1x1_b_0,
             t_fire2_expand1x1_2_nhwc, 12u,
@@ -148,7 +148,7 @@ static int concat_in_place_steps(const void *const *inputs, void *const *outputs
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 4u, 4u, 7u, 4u,
+        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 4u, 4u, NULL, 7u, 4u,
             t_fire2_squeeze1x1_2_nhwc,
             w_fire2_expand3x3_w_0_direct_packed4, w_fire2_expand3x3_b_0,
             t_fire2_expand3x3_2_nhwc, 12u,

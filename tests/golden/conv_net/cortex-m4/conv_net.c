@@ -109,7 +109,7 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 1u, 1u, 8u, 4u,
+        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 1u, 1u, NULL, 8u, 4u,
             t_image_nhwc,
             w_conv1_weight_direct_packed4, w_conv1_bias,
             t_r1_nhwc, 8u,
@@ -147,7 +147,7 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 8u, 8u, 16u, 4u,
+        mlcc_f32_conv_direct_nhwc_4v__scalar(&geometry, 8u, 8u, NULL, 16u, 4u,
             t_p1_nhwc,
             w_conv2_weight_direct_packed4, w_conv2_bias,
             t_r2_nhwc, 16u,

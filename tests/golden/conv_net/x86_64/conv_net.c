@@ -112,7 +112,7 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
         mlcc_f32_conv_direct_nhwc_parallel(parallel, mlcc_f32_conv_direct_nhwc_1v__avx2, 1u, 72u,
-            &geometry, 1u, 1u, 8u, 8u,
+            &geometry, 1u, 1u, NULL, 8u, 8u,
             t_image_nhwc, w_conv1_weight_direct_packed8, w_conv1_bias,
             t_r1_nhwc, 8u,
             &epilogue);
