@@ -15,6 +15,7 @@ from . import Op, register, run_onnx_reference
 @register
 class DynamicQuantizeLinear(Op):
     op_type = "DynamicQuantizeLinear"
+    variable_extents = True  # loops over the run-time count
 
     def reference(self, node: Node, inputs):
         y, scale, zero = run_onnx_reference(node, inputs)

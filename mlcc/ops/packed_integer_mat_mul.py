@@ -15,6 +15,8 @@ per column, or absent), bias (constant float32 [n], or absent). Attribute: a_fli
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -37,6 +39,7 @@ class PackedIntegerMatMul(Op):
     op_type = "PackedIntegerMatMul"
     domain = DOMAIN
     vector_families = ("qs8-packed",)
+    variable_extents = True  # the rows may vary at run time (k and n are the weights')
 
     def reference(self, node: Node, inputs):
         a, w, a_zero, scale, bias = (inputs + [None] * 5)[:5]
@@ -66,7 +69,8 @@ class PackedIntegerMatMul(Op):
         work = "NULL"
         if _widens_weights(ctx.target, name) and ctx.target.memory_policy != "size":  # else the reference's code
             work = ctx.scratch(128 * -(-k // 4), "widened_weights", dtype=np.int16)  # mlcc_qs8_packed_dequant_work_bytes
-        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=a.size // k, n=n, k=k, a=ctx.ptr(a),
+        rows = math.prod(a.shape[:-1])  # a run-time count where a's leading dims vary
+        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=rows, n=n, k=k, a=ctx.ptr(a),
                  a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y),
                  a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",
                  scale=ctx.ptr(scale) if scale is not None else "NULL",

@@ -2,7 +2,7 @@
 MatMulInteger by constant int8 weights -> Cast -> Mul by the scales -> Add of the bias) run as one
 PackedIntegerMatMul step on qs8-packed (passes/fuse_integer_matmul), against onnxruntime with graph
 optimisation off: a ReLU perceptron, whose float arithmetic between the products is exact, bit for bit (scales
-per output column); a one-layer BERT-like encoder (LayerNorm, Softmax and
+per output column, its rows varying at run time); a one-layer BERT-like encoder (LayerNorm, Softmax and
 erf GELU in float between them, where one float rounding that differs from onnxruntime's can move a
 DynamicQuantizeLinear code) within a float tolerance and mostly bit-exact."""
 
@@ -14,7 +14,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.golden import build_and_run
+from mlcc import runners
+from mlcc.pipeline import BuildOptions, build
+from tests.golden import build_and_run, split_target
 from tests.quantized.reference import reference
 
 
@@ -28,8 +30,8 @@ def _dynamic(model: onnx.ModelProto, per_channel: bool) -> onnx.ModelProto:
         return onnx.load(str(dst))
 
 
-def relu_mlp() -> onnx.ModelProto:
-    """24 -> 40 -> 20 -> 10 on 3 x 5 rows (more rows than a tile, columns past a 16-column panel)."""
+def relu_mlp(rows: tuple) -> onnx.ModelProto:
+    """24 -> 40 -> 20 -> 10 on `rows` (columns past a 16-column panel, k not a multiple of 16)."""
     rng = np.random.default_rng(5)
     nodes, inits, x = [], [], "x"
     for i, (k, n) in enumerate([(24, 40), (40, 20), (20, 10)]):
@@ -40,8 +42,8 @@ def relu_mlp() -> onnx.ModelProto:
         if i < 2:
             nodes.append(helper.make_node("Relu", [x], [f"r{i}"]))
             x = f"r{i}"
-    graph = helper.make_graph(nodes, "relu_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5, 24])],
-                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [3, 5, 10])], inits)
+    graph = helper.make_graph(nodes, "relu_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, 24])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [*rows, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
@@ -53,14 +55,22 @@ def _packed_calls(tmp_path: Path, target: str) -> int:
     return len(re.findall(r"\bmlcc_qs8_packed_gemm_f32__\w+\(", code))
 
 
-def test_relu_mlp_is_bit_exact(target, tmp_path):
-    model = _dynamic(relu_mlp(), per_channel=True)  # scales per column (the BERT layer's are per tensor)
-    feeds = {"x": np.random.default_rng(9).standard_normal((3, 5, 24)).astype(np.float32)}
-    got, _ = build_and_run(model, feeds, target, tmp_path)
-    assert _packed_calls(tmp_path, target) == 3
-    want = reference(model, feeds)
-    for name, value in want.items():
-        np.testing.assert_array_equal(got[name], value, err_msg=f"{name} on {target}")
+def test_rows_vary_at_run_time(target, tmp_path):
+    """One build for 1..20 rows (--dim S=1..20): DynamicQuantizeLinear and the products over the run's rows, bit
+    for bit at 1, 7 and 20 (one row, tiles and a remainder); the weights' scales per output column."""
+    model = _dynamic(relu_mlp(rows=("S",)), per_channel=True)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    name, runner = split_target(target)
+    out_dir, _ = build(path, BuildOptions(target=name, out_dir=tmp_path / "out", dims={"S": (1, 20)}))
+    loaded = runners.load(out_dir, runner=runner)
+    code = (out_dir / "model.c").read_text()
+    assert ": MatMulInteger " not in code and len(re.findall(r"\bmlcc_qs8_packed_gemm_f32__\w+\(", code)) == 3
+    for rows in (1, 7, 20):
+        feeds = {"x": np.random.default_rng(rows).standard_normal((rows, 24)).astype(np.float32)}
+        got = loaded.run(feeds)
+        for output, value in reference(model, feeds).items():
+            np.testing.assert_array_equal(got[output], value, err_msg=f"{output} at {rows} rows on {target}")
 
 
 def test_bert_like_layer(target, tmp_path):
