@@ -41,13 +41,13 @@ static inline __m512i requantize(__m512i acc, const struct lanes *l) {
 struct io {
     __mmask32 valid;
     __m256i flip;
-    __m512i padding, zero_point, low, high;
+    __m512i padding, zero_point, low, high;  /* the last three as 16-bit lanes */
 };
 
 static inline struct io io_of(uint8_t x_zero, uint8_t a_flip, const struct mlcc_qs8_requant *rq, size_t count) {
     const struct io io = {(__mmask32)(count == 32 ? 0xFFFFFFFFu : (1u << count) - 1u), _mm256_set1_epi8((char)a_flip),
-                          _mm512_set1_epi16((int16_t)(int8_t)(x_zero ^ a_flip)), _mm512_set1_epi32(rq->y_zero),
-                          _mm512_set1_epi32(rq->y_min), _mm512_set1_epi32(rq->y_max)};
+                          _mm512_set1_epi16((int16_t)(int8_t)(x_zero ^ a_flip)), _mm512_set1_epi16((int16_t)rq->y_zero),
+                          _mm512_set1_epi16((int16_t)rq->y_min), _mm512_set1_epi16((int16_t)rq->y_max)};
     return io;
 }
 
@@ -73,12 +73,13 @@ static inline __m512i pair_products(__m512i acc, __m512i x_pairs, __m512i w_pair
 #endif
 }
 
+/* Per 128-bit lane j, v_lo holds channels 8j .. 8j + 3 and v_hi 8j + 4 .. 8j + 7, so vpackssdw leaves the 32
+ * channels' words in order; then the zero point (saturating add) and the clamp in 16 bits: saturating moves a
+ * value already past the clamp bounds only further out, so the clamped byte is the 32-bit clamp's */
 static inline void store(uint8_t *y, __m512i v_lo, __m512i v_hi, const struct io *io) {
-    v_lo = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_lo, io->zero_point), io->low), io->high);
-    v_hi = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v_hi, io->zero_point), io->low), io->high);
-    /* bytes of channels (0-3, 8-11, 16-19, 24-27) and (4-7, 12-15, ...) back in order */
-    const __m128i b_lo = _mm512_cvtepi32_epi8(v_lo), b_hi = _mm512_cvtepi32_epi8(v_hi);
-    _mm256_mask_storeu_epi8(y, io->valid, _mm256_set_m128i(_mm_unpackhi_epi32(b_lo, b_hi), _mm_unpacklo_epi32(b_lo, b_hi)));
+    const __m512i words = _mm512_packs_epi32(v_lo, v_hi);
+    const __m512i clamped = _mm512_min_epi16(_mm512_max_epi16(_mm512_adds_epi16(words, io->zero_point), io->low), io->high);
+    _mm256_mask_storeu_epi8(y, io->valid, _mm512_cvtepi16_epi8(clamped));
 }
 
 #include "blocks.h"
