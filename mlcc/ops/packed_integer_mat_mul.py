@@ -68,7 +68,7 @@ class PackedIntegerMatMul(Op):
         gemm = ctx.kernel(name)
         work = "NULL"
         if _widens_weights(ctx.target, name) and ctx.target.memory_policy != "size":  # else the reference's code
-            work = ctx.scratch(128 * -(-k // 4), "widened_weights", dtype=np.int16)  # mlcc_qs8_packed_dequant_work_bytes
+            work = ctx.scratch(256 * -(-k // 8), "widened_weights", dtype=np.int16)  # mlcc_qs8_packed_dequant_work_bytes
         rows = math.prod(a.shape[:-1])  # a run-time count where a's leading dims vary
         ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=rows, n=n, k=k, a=ctx.ptr(a),
                  a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y),

@@ -49,6 +49,9 @@ int main(void) {
 #if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD) && defined(__aarch64__)
         {"neondot", mlcc_qs8_packed_gemm_f32__neondot, mlcc_qs8_packed_gemm_s32__neondot},
 #endif
+#if defined(__ARM_NEON)
+        {"neon", mlcc_qs8_packed_gemm_f32__neon, mlcc_qs8_packed_gemm_s32__neon},
+#endif
 #if defined(__wasm_simd128__)
         {"wasmsimd", mlcc_qs8_packed_gemm_f32__wasmsimd, mlcc_qs8_packed_gemm_s32__wasmsimd},
 #endif
@@ -59,7 +62,7 @@ int main(void) {
     static uint8_t a[MAX_M * (MAX_K + 3)];
     static int32_t acc[MAX_M * MAX_N], got32[MAX_M * (MAX_N + 1)], want32[MAX_M * (MAX_N + 1)];
     static float got[MAX_M * (MAX_N + 1)], want[MAX_M * (MAX_N + 1)], scale[MAX_N], offset[MAX_N];
-    static int16_t work[64 * ((MAX_K + 3) / 4)];  /* mlcc_qs8_packed_dequant_work_bytes(MAX_K) */
+    static int16_t work[128 * ((MAX_K + 7) / 8)];  /* mlcc_qs8_packed_dequant_work_bytes(MAX_K) */
     static const size_t ms[] = {1, 2, 3, 4, 5, 8, 9, 19}, ns[] = {1, 15, 16, 17, 40}, ks[] = {1, 3, 4, 5, 16, 27, 80};
     unsigned cases = 0, differ = 0;
     for (size_t v = 0; v < sizeof forms / sizeof forms[0]; ++v) {

@@ -95,11 +95,11 @@ struct mlcc_qs8_dequant {
     size_t scale_step;
     const float *offset;  /* NULL or n */
     int16_t *work;  /* NULL, or mlcc_qs8_packed_dequant_work_bytes(k): where a form without 8-bit dot products
-                     * widens each panel's weights to 16 bits once for all rows (SIMD128) */
+                     * widens each panel's weights to 16 bits once for all rows (SIMD128, NEON without sdot) */
 };
 
-/* Per quad of k: its two pairs of k x 16 columns x 2 values */
-static inline size_t mlcc_qs8_packed_dequant_work_bytes(size_t k) { return 128u * ((k + 3u) / 4u); }
+/* A panel's 16 columns x k rounded up to 8, as 16-bit values */
+static inline size_t mlcc_qs8_packed_dequant_work_bytes(size_t k) { return 256u * ((k + 7u) / 8u); }
 
 #define MLCC_QS8_PACKED_DEQUANT_DECLARE(isa)                                                                        \
     void mlcc_qs8_packed_gemm_f32__##isa(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip, \
@@ -111,6 +111,7 @@ MLCC_QS8_PACKED_DEQUANT_DECLARE(avx512vnni);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(avx2);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(wasmsimd);
 MLCC_QS8_PACKED_DEQUANT_DECLARE(neondot);
+MLCC_QS8_PACKED_DEQUANT_DECLARE(neon);
 
 /* One dequantized output, as the graph computes it */
 static inline float mlcc_qs8_dequantize(int32_t acc, const struct mlcc_qs8_dequant *dq, size_t j) {
