@@ -1,6 +1,7 @@
 """qs8-packed's dequantizing forms (mlcc_qs8_packed_gemm_f32 / _s32, for dynamically quantized products) against
 a direct computation through qs8_dequant_edges.c, values compared exactly: AVX2 and AVX-512 VNNI natively (where
-the CPU has it), SIMD128 in wasmtime, NEON with and without sdot under qemu-user (the aarch64-dotprod build has both; Armv7's 2-row tiles) (each build checks the reference too)."""
+the CPU has it), SIMD128 in wasmtime, NEON with and without sdot under qemu-user (the aarch64-dotprod build has
+both; Armv7's tiles are 2 rows). Each build checks the reference too."""
 
 from __future__ import annotations
 
