@@ -1,6 +1,6 @@
 """python -m benchmarks: build the model suite, then measure in one run mlcc natively vs onnxruntime (one
-thread) and mlcc wasm32 in wasmtime vs onnxruntime-web under node (one thread, SIMD), with this core's
-measured fp32 peak. Natively, every SIMD level the machine runs is built and timed side by side (on an
+thread) and mlcc wasm32 in wasmtime, and the same module in V8 through its ES module, vs onnxruntime-web
+under node (one thread, SIMD), with this core's measured fp32 peak. Natively, every SIMD level the machine runs is built and timed side by side (on an
 AVX-512 x86 machine x86_64-avx512 and x86_64, its AVX2 level). Prints a markdown table and writes it, with
 every figure, to benchmarks/results/.
 
