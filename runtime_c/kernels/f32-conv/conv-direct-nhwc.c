@@ -14,8 +14,10 @@
 
 #if defined(__GNUC__)
 #define FORCE_INLINE inline __attribute__((always_inline))
+#define NO_INLINE __attribute__((noinline))
 #else
 #define FORCE_INLINE inline
+#define NO_INLINE
 #endif
 
 /* The taps k of output o's window along `dim` whose input index lies inside the input, as [*lo, *hi). */
@@ -243,6 +245,144 @@ static FORCE_INLINE void panel_row(size_t pb, size_t nv, int indexed, const stru
     }
 }
 
+/* Pixel pairs, for out_channels at most half a vector (a stem's 8 on AVX-512) with the output's pixels
+ * out_channels apart and the channels read in order: lanes [0, oc) hold pixel p's channels and [oc, 2 oc)
+ * pixel p + 1's, against each weight row repeated twice, so no lane computes a zero (a 512-bit multiply-add
+ * costs two 256-bit ones on AMD Zen 4). Each lane sums its terms in the single-pixel blocks' order. */
+#define PAIR_MAX_K 64u   /* weight rows (taps x channels) repeated on the stack */
+#define PAIR_BLOCK 4u    /* pairs per block */
+
+struct pairs {
+    mlcc_f32v w[PAIR_MAX_K];  /* row t of the panel, twice */
+    mlcc_f32v bias;           /* the bias, twice, or zero */
+    mlcc_f32vm upper;         /* the lanes of pixel p + 1 */
+    size_t lanes;             /* 2 oc: a whole vector, or the lanes stored of one */
+};
+
+/* Output pixels ow .. ow + 2 pp of the row's interior (every tap along w inside), pp pairs (a constant once
+ * inlined); the epilogue's residual (if any) is contiguous and fills the vector (pairs_apply). */
+static FORCE_INLINE void block_pairs(size_t pp, const struct row *r, size_t ow, const struct pairs *q,
+                                     const struct mlcc_f32_epilogue *e)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    const size_t c_n = r->channels, xs = r->x_pixel_stride;
+    const size_t pixel_step = g->stride[2] * xs, tap_step = g->dilation[2] * xs;
+    mlcc_f32v acc[PAIR_BLOCK];
+    for (size_t i = 0; i < pp; ++i) acc[i] = q->bias;
+    const int one_run = g->dilation[2] == 1 && xs == c_n;
+    const size_t runs = one_run ? 1 : g->kernel[2], run_length = one_run ? g->kernel[2] * c_n : c_n;
+    const size_t iw = ow * g->stride[2] - g->pad[2];
+    for (size_t kd = r->d_lo; kd < r->d_hi; ++kd) {
+        const size_t id = r->id0 + kd * g->dilation[0];
+        for (size_t kh = r->h_lo; kh < r->h_hi; ++kh) {
+            const size_t ih = r->ih0 + kh * g->dilation[1];
+            const float *xr = r->x + ((id * g->in[1] + ih) * g->in[2] + iw) * xs;
+            const mlcc_f32v *wr = q->w + (kd * g->kernel[1] + kh) * g->kernel[2] * c_n;
+            for (size_t run = 0; run < runs; ++run, xr += tap_step, wr += run_length) {
+                for (size_t t = 0; t < run_length; ++t) {
+                    const mlcc_f32v wv = wr[t];
+                    for (size_t i = 0; i < pp; ++i) {
+                        const float *xp = xr + 2u * i * pixel_step + t;
+                        const mlcc_f32v a = mlcc_f32v_select(q->upper, mlcc_f32v_splat(xp[pixel_step]), mlcc_f32v_splat(xp[0]));
+                        acc[i] = mlcc_f32v_fma(acc[i], a, wv);
+                    }
+                }
+            }
+        }
+    }
+    const size_t oc = r->out_channels;
+    if (e != NULL && e->residual != NULL)
+        for (size_t i = 0; i < pp; ++i)
+            acc[i] = mlcc_f32v_add(acc[i], mlcc_f32v_load(e->residual + (r->p0 + ow + 2u * i) * oc));
+    const struct mlcc_f32_epilogue *scalar_act = e == NULL || mlcc_f32v_activate(e, acc, pp) ? NULL : e;
+    for (size_t i = 0; i < pp; ++i) {
+        float *yp = r->y + (ow + 2u * i) * oc;
+        if (q->lanes == LANES && scalar_act == NULL)
+            mlcc_f32v_store(yp, acc[i]);
+        else
+            store_part(acc[i], yp, q->lanes, scalar_act);
+    }
+}
+
+/* Whether a one-vector panel runs as pixel pairs. */
+static int pairs_apply(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t out_channels, size_t nr,
+                       size_t y_pitch, const struct mlcc_f32_epilogue *e)
+{
+    const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels, lanes = 2u * out_channels;
+    if (nr != LANES || lanes > LANES || y_pitch != out_channels || k > PAIR_MAX_K) return 0;
+    return e == NULL || e->residual == NULL
+           || (lanes == LANES && e->residual_cs == 1 && e->residual_rs == out_channels);
+}
+
+/* The panel's weight rows and bias repeated twice, and the lane mask of pixel p + 1. */
+static void pairs_prepare(struct pairs *q, size_t k, size_t out_channels, size_t nr, const float *w,
+                          const float *bias)
+{
+    const size_t lanes = 2u * out_channels;
+    float row[LANES], index[LANES];
+    for (size_t t = 0; t < k; ++t) {
+        for (size_t j = 0; j < LANES; ++j) row[j] = j < lanes ? w[t * nr + j % out_channels] : 0.0f;
+        q->w[t] = mlcc_f32v_load(row);
+    }
+    for (size_t j = 0; j < LANES; ++j) {
+        row[j] = bias != NULL && j < lanes ? bias[j % out_channels] : 0.0f;
+        index[j] = (float)j;
+    }
+    q->bias = mlcc_f32v_load(row);
+    q->upper = mlcc_f32v_lt(mlcc_f32v_splat((float)out_channels - 0.5f), mlcc_f32v_load(index));
+    q->lanes = lanes;
+}
+
+/* The row as pixel pairs: the interior in blocks of PAIR_BLOCK pairs (the last overlapping the one before it),
+ * border pixels and narrow interiors singly as panel_row runs them. */
+static FORCE_INLINE void row_pairs(const struct row *r, size_t ow_a, size_t ow_b, const struct pairs *q,
+                                   const float *w, const float *bp, const struct mlcc_f32_epilogue *e)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    const size_t span = 2u * PAIR_BLOCK;
+    size_t lo, hi;
+    for (size_t ow = 0; ow < g->out[2]; ++ow) {
+        if (ow == ow_a && ow_b - ow_a >= span) {
+            for (; ow + span <= ow_b; ow += span) block_pairs(PAIR_BLOCK, r, ow, q, e);
+            if (ow < ow_b) block_pairs(PAIR_BLOCK, r, ow_b - span, q, e);
+            ow = ow_b;
+            if (ow == g->out[2]) break;
+        }
+        taps_inside(g, 2, ow, &lo, &hi);
+        block(1, 1, 0, r, ow, lo, hi, 0, w, bp, e);
+    }
+}
+
+/* The image as pixel pairs (pairs_apply): a function of its own, so the panels' code stays as it was. */
+static NO_INLINE void pairs_image(const struct mlcc_f32_conv_geometry *g, size_t channels, size_t x_pixel_stride,
+                                  size_t out_channels, size_t nr, const float *x, const float *w, const float *bias,
+                                  float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
+{
+    const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
+    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, NULL, 0, NULL, x, 0, 0, 0, 0, 0, 0, y,
+                    out_channels, 0};
+    struct pairs q;
+    pairs_prepare(&q, k, out_channels, nr, w, bias);
+    float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the bias, zero past out_channels */
+    if (bias != NULL)
+        for (size_t o = 0; o < out_channels; ++o) bias_tail[o] = bias[o];
+    const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
+    const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
+    const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
+                      : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
+    for (size_t od = 0; od < g->out[0]; ++od) {
+        taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
+        r.id0 = od * g->stride[0] - g->pad[0];
+        for (size_t oh = 0; oh < g->out[1]; ++oh) {
+            taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
+            r.ih0 = oh * g->stride[1] - g->pad[1];
+            r.p0 = (od * g->out[1] + oh) * g->out[2];
+            r.y = y + r.p0 * out_channels;
+            row_pairs(&r, ow_a, ow_b, &q, w, bias == NULL ? NULL : bias_tail, epilogue);
+        }
+    }
+}
+
 /* Every panel of the row, nv vectors wide (a constant once inlined), in blocks of BLOCK_PIXELS(nv). */
 static FORCE_INLINE void row_panels(size_t nv, int indexed, const struct row *r, size_t ow_a, size_t ow_b, const float *w,
                                     const float *bias, const float *bias_tail, const struct mlcc_f32_epilogue *e)
@@ -299,6 +439,10 @@ void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(MLCC_F32_CONV_DIRECT_N
 static FORCE_INLINE void direct(size_t nv, int indexed, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t tail = out_channels % nr, tail_vectors = (tail + LANES - 1u) / LANES;
+    if (nv == 1u && !indexed && pairs_apply(g, channels, out_channels, nr, y_pitch, epilogue)) {
+        pairs_image(g, channels, x_pixel_stride, out_channels, nr, x, w, bias, y, epilogue);
+        return;
+    }
     if (tail == 0u || tail_vectors >= nv) {
         panels(nv, indexed, g, channels, x_pixel_stride, x_channels, out_channels, nr, x, w, bias, y, y_pitch, epilogue);
         return;
