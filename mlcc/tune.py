@@ -60,7 +60,8 @@ def _effective(step) -> dict:
 
 
 def candidate_tiles(target) -> list[str]:
-    """The f32-gemm tiles of the ISA the heuristics pick on this target (its other ISAs' are slower)."""
+    """The f32-gemm tiles of the ISA the heuristics pick first on this target (an AVX-512 target's AVX2 tiles
+    win only where they pad n less, and tile_for already picks them there: a layer's default is a candidate)."""
     isa = _gemm.tile_for(target).isa
     return [t.name for t in _gemm.runnable(target) if t.isa == isa]
 
