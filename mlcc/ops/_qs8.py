@@ -43,7 +43,7 @@ def fixed_point(real: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return np.array(mult, np.int32), np.array(shift, np.int32)
 
 
-def split_sum(multipliers: list, offset, shift: int, bound: int = 255) -> dict | None:
+def split_sum(multipliers: list, offset, shift: int, bound: int = 255, widest: int = 21) -> dict | None:
     """The requantization of the elementwise integer ops, floor((sum_i x_i * m_i + offset + 2^(shift-1)) /
     2^shift) for operands |x_i| <= bound and int32 multipliers (scalars or per-channel arrays), in 32-bit
     arithmetic only, so a loop of it vectorises in 32-bit lanes (SIMD128 and NEON have no cheap 64-bit
@@ -55,11 +55,12 @@ def split_sum(multipliers: list, offset, shift: int, bound: int = 255) -> dict |
     +-(2^(shift-p+10) + D), D bounding the rest of `high`, where the result is beyond +-1024 and clamps to the
     8-bit range either way, so |high| < 2^30 too, and floors are logical shifts of the value plus 2^30. None when
     no split point keeps both below 2^30 (the caller keeps its 64-bit form). Returns {"split": p, "rest": shift - p,
-    "low": [l_i], "high": [h_i], "low_offset", "high_offset"}, arrays shaped as the multipliers and offset."""
+    "low": [l_i], "high": [h_i], "low_offset", "high_offset"}, arrays shaped as the multipliers and offset. p is
+    the largest that fits up to `widest` (15: low parts of 16 bits, and high parts too for multipliers below 2^30)."""
     n = len(multipliers)
     m = [np.asarray(v, np.int64) for v in multipliers]
     o = np.asarray(offset, np.int64) + (1 << (shift - 1))
-    for p in range(min(shift, 21), -1, -1):
+    for p in range(min(shift, widest), -1, -1):
         if (n * bound + 1) << p >= 1 << 30:
             continue
         rest, d = shift - p, n * bound * (1 << (31 - p)) + (1 << (30 - p)) + 1

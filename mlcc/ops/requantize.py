@@ -20,6 +20,12 @@ from ._qs8 import split_c, split_sum
 from .quantized_mat_mul import DOMAIN
 
 
+def _narrowest(data) -> np.dtype:
+    values = np.asarray(data, np.int64)
+    fits = values.size == 0 or (values.min() >= -(2**15) and values.max() < 2**15)
+    return np.dtype(np.int16) if fits else np.dtype(np.int32)
+
+
 @register
 class Requantize(Op):
     op_type = "Requantize"
@@ -36,12 +42,14 @@ class Requantize(Op):
         if node.input(1) is not None:  # per channel
             multiplier, offset = node.inputs[1], node.inputs[2]
             nest = loop_nest(y.shape, [x.shape, multiplier.shape])
-            plan = split_sum([multiplier.data], offset.data, shift)
+            # split at bit 15 at most: the parts' tables in int16 where they fit (the multipliers are below 2^30:
+            # passes/lower_quantized_islands), 8 bytes a channel as the multiplier and offset
+            plan = split_sum([multiplier.data], offset.data, shift, widest=15)
             split = None
-            if plan is not None:  # each part a table of the channels, read as the multipliers are
-                index = nest.operand_index[1]
-                tables = {part: ctx.constant(Value(f"{source.name}_{part.split('_')[0]}", np.dtype(np.int32), multiplier.shape,
-                                                   np.asarray(data, np.int64).astype(np.int32).reshape(multiplier.shape)))
+            if plan is not None:  # each part a table of the channels, read as the multipliers are, in the
+                index = nest.operand_index[1]  # narrowest of int16 / int32 that holds it
+                tables = {part: ctx.constant(Value(f"{source.name}_{part.split('_')[0]}", _narrowest(data), multiplier.shape,
+                                                   np.asarray(data, np.int64).astype(_narrowest(data)).reshape(multiplier.shape)))
                           for part, source, data in (("high", multiplier, plan["high"][0]), ("low", multiplier, plan["low"][0]),
                                                      ("high_offset", offset, plan["high_offset"]),
                                                      ("low_offset", offset, plan["low_offset"]))}

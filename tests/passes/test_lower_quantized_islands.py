@@ -81,10 +81,12 @@ def test_fixed_point():
     assert fixed_point(np.array([2.0 ** 31])) is None
 
 
-def test_split_sum_is_the_int64_sum():
+@pytest.mark.parametrize("widest", [21, 15])
+def test_split_sum_is_the_int64_sum(widest):
     """ops/_qs8.split_sum's 32-bit form (as the C computes it) against the int64 requantization on every operand
     in -255..255 (pairs of them for two), multipliers of either sign and size, offsets, shifts 1..40: equal
-    wherever the clamp to an 8-bit range could tell them apart."""
+    wherever the clamp to an 8-bit range could tell them apart; split at bit 21 or (the per-channel Requantize's
+    16-bit tables) at most 15."""
     rng = np.random.default_rng(0)
     codes = np.arange(-255, 256, dtype=np.int64)
     pair = [v.ravel() for v in np.meshgrid(codes, codes)]
@@ -93,10 +95,11 @@ def test_split_sum_is_the_int64_sum():
         count, shift = 1 + trial % 3 // 2, int(rng.integers(1, 41))
         multipliers = [int(rng.integers(-2**31 + 1, 2**31)) >> int(rng.integers(0, 20)) for _ in range(count)]
         offset = int(rng.integers(-2**min(59, shift + 12), 2**min(59, shift + 12))) if trial % 3 else 0
-        plan = split_sum(multipliers, offset, shift)
-        if plan is None:
-            assert shift < 11, shift  # only multipliers so large that every nonzero operand saturates
+        plan = split_sum(multipliers, offset, shift, widest=widest)
+        if plan is None:  # multipliers so large that every nonzero operand saturates; or, split low, a long rest
+            assert shift < 11 or (widest < 21 and shift - widest >= 20), shift
             continue
+        assert plan["split"] <= widest
         planned += 1
         xs = [codes] if count == 1 else pair
         p, rest = plan["split"], plan["rest"]
@@ -106,7 +109,7 @@ def test_split_sum_is_the_int64_sum():
         got = ((high + 2**30) >> rest) - 2**(30 - rest)
         want = (sum(x * m for x, m in zip(xs, multipliers)) + offset + 2 ** (shift - 1)) >> shift
         np.testing.assert_array_equal(np.clip(got, -511, 511), np.clip(want, -511, 511))
-    assert planned > 65
+    assert planned > (65 if widest == 21 else 45), planned
 
 
 @pytest.mark.parametrize("weight_dtype,made", [(np.int8, {"QuantizedConv": 1}), (np.uint8, {})])
