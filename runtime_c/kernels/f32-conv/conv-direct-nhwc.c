@@ -123,12 +123,13 @@ struct row {
     size_t y_pitch, p0;             /* p0: that pixel's index, for the residual */
 };
 
-/* v[0 .. n) += residual (n < LANES, or scattered) through a full vector. */
-static void add_residual_part(mlcc_f32v *v, const float *r, size_t cs, size_t n)
+/* v with residual (n < LANES lanes, or scattered) added to its first n lanes. By value and inlined: an
+ * accumulator whose address reached a call would live in memory through the block's whole k loop. */
+static FORCE_INLINE mlcc_f32v add_residual_part(mlcc_f32v v, const float *r, size_t cs, size_t n)
 {
     float part[LANES] = {0.0f};
     for (size_t i = 0; i < n; ++i) part[i] = r[i * cs];
-    *v = mlcc_f32v_add(*v, mlcc_f32v_load(part));
+    return mlcc_f32v_add(v, mlcc_f32v_load(part));
 }
 
 /* y[0 .. n) = v's first n lanes, through the scalar activation when act. */
@@ -210,7 +211,8 @@ static FORCE_INLINE void block(size_t pb, size_t nv, int indexed, const struct r
                 if (n == LANES && e->residual_cs == 1)
                     acc[i * nv + j] = mlcc_f32v_add(acc[i * nv + j], mlcc_f32v_load(res + j * LANES));
                 else
-                    add_residual_part(&acc[i * nv + j], res + j * LANES * e->residual_cs, e->residual_cs, n);
+                    acc[i * nv + j] = add_residual_part(acc[i * nv + j], res + j * LANES * e->residual_cs,
+                                                        e->residual_cs, n);
             }
         }
     }
