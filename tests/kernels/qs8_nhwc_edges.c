@@ -121,7 +121,7 @@ int main(void) {
     for (size_t v = 0; v < sizeof gemms / sizeof gemms[0]; ++v) {
         for (size_t ki = 0; ki < sizeof deep_ks / sizeof deep_ks[0]; ++ki) {
             const size_t m = 5, n = 17, k = deep_ks[ki];
-            for (size_t i = 0; i < m * k; ++i) deep_a[i] = fill_byte(ki, i);
+            for (size_t i = 0; i < m * k; ++i) deep_a[i] = fill_byte(0, i);
             for (size_t i = 0; i < n * k; ++i) deep_w[i] = fill_weight(0);
             pack_as(gemms[v].pairs, n, k, deep_w, k, deep_packed);
             requant(n, bias, mult, shift, 1);
