@@ -70,9 +70,10 @@ class PackedIntegerMatMul(Op):
         if _widens_weights(ctx.target, name) and ctx.target.memory_policy != "size":  # else the reference's code
             work = ctx.scratch(256 * -(-k // 8), "widened_weights", dtype=np.int16)  # mlcc_qs8_packed_dequant_work_bytes
         rows = math.prod(a.shape[:-1])  # a run-time count where a's leading dims vary
-        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=rows, n=n, k=k, a=ctx.ptr(a),
+        a_bytes = ctx.ptr(a) if a.dtype == np.uint8 else f"(const uint8_t *){ctx.ptr(a)}"  # the kernels read bytes
+        ctx.emit("ops/packed_integer_matmul.c.j2", gemm=gemm, work=work, m=rows, n=n, k=k, a=a_bytes,
                  a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y),
-                 a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",
+                 a_zero=f"{ctx.ptr(a_zero)}[0]" if a_zero is not None else "0",  # int8 or uint8: to int32 as it is
                  scale=ctx.ptr(scale) if scale is not None else "NULL",
                  scale_step=int(scale is not None and scale.size > 1),
                  bias=ctx.ptr(bias) if bias is not None else "NULL")
