@@ -75,7 +75,7 @@ def _permutation(rw: Rewriter, split: Node) -> _Permutation | None:
 
 
 def _into_producer(rw: Rewriter, p: _Permutation) -> bool:
-    producer = rw.producer(p.x)
+    producer = rw.producers.get(id(p.x))  # an integer op (mlcc's domain) too: a per-channel Requantize
     if producer is None or len(producer.outputs) != 1 or rw.sole_reader(p.x) is not p.nodes[0]:
         return False
     op = ops.of(producer)

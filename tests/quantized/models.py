@@ -109,14 +109,16 @@ def attention(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
 def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
     """Convolutions only, the output a feature map (512 values: the share of bit-exact elements means
     something): 3x3 with ReLU over 20 channels (k 180, not a multiple of any vector), a strided 5x5 with
-    asymmetric padding, depthwise 3x3 at stride 1 and 2, a grouped 1x1 (4 groups of 6 channels) and ShuffleNet's
-    channel shuffle (Reshape, Transpose, Reshape), and a 1x3."""
+    asymmetric padding, depthwise 3x3 at stride 1 and 2, a grouped 1x1 (4 groups of 6 channels), an unfolded
+    BatchNormalization and ShuffleNet's channel shuffle (Reshape, Transpose, Reshape), and a 1x3."""
     rng = np.random.default_rng(4)
     w = {"w1": _weights(rng, 20, 3, 3, 3), "b1": _weights(rng, 20, scale=0.1),
          "w2": _weights(rng, 24, 20, 3, 3), "b2": _weights(rng, 24, scale=0.1),
          "w3": _weights(rng, 24, 24, 5, 5), "b3": _weights(rng, 24, scale=0.1),
          "w4": _weights(rng, 24, 1, 3, 3), "w6": _weights(rng, 24, 1, 3, 3), "w5": _weights(rng, 32, 24, 1, 3), "b5": _weights(rng, 32, scale=0.1),
          "wg": _weights(rng, 24, 6, 1, 1), "bg": _weights(rng, 24, scale=0.1),
+         "gamma": rng.uniform(0.5, 1.5, 24).astype(np.float32), "beta": _weights(rng, 24, scale=0.2),
+         "mean": _weights(rng, 24, scale=0.2), "var": rng.uniform(0.5, 2.0, 24).astype(np.float32),
          "split": np.array([1, 4, 6, 4, 4], np.int64), "merge": np.array([1, 24, 4, 4], np.int64)}
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
@@ -127,7 +129,8 @@ def features(opset: int) -> tuple[onnx.ModelProto, tuple[int, ...]]:
         helper.make_node("Conv", ["c3", "w4"], ["c4"], pads=[1, 1, 1, 1], group=24, name="depthwise"),
         helper.make_node("Conv", ["c4", "w6"], ["c6"], pads=[1, 1, 1, 1], strides=[2, 2], group=24, name="depthwise_s2"),
         helper.make_node("Conv", ["c6", "wg", "bg"], ["cg"], group=4, name="grouped"),
-        helper.make_node("Relu", ["cg"], ["rg"], name="relu_grouped"),
+        helper.make_node("BatchNormalization", ["cg", "gamma", "beta", "mean", "var"], ["bg_"], name="bn_grouped"),
+        helper.make_node("Relu", ["bg_"], ["rg"], name="relu_grouped"),
         helper.make_node("Reshape", ["rg", "split"], ["parts"], name="shuffle_split"),
         helper.make_node("Transpose", ["parts"], ["swapped"], perm=[0, 2, 1, 3, 4], name="shuffle"),
         helper.make_node("Reshape", ["swapped", "merge"], ["shuffled"], name="shuffle_merge"),
