@@ -28,7 +28,8 @@ def _shuffle(x, y, name):
 def shuffles():
     """Four channel shuffles of 4 groups of 4: ShuffleNet's unit (grouped 1x1 + ReLU, shuffle, depthwise,
     grouped 1x1 + residual + ReLU); one after an ungrouped 1x1 (into its weights); one between a depthwise and
-    an ungrouped 1x1 (into the latter's weights); and one straight to a graph output (copied)."""
+    an ungrouped 1x1 (into the latter's weights); and one of the unit's activations straight to a graph output
+    (copied: the channels-last shuffle's Transpose of the two innermost dims, then the layout's back)."""
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], group=G, name="gconv1"),
              helper.make_node("Relu", ["a"], ["ar"], name="relu1"),
              *_shuffle("ar", "s", "unit"),
@@ -43,7 +44,7 @@ def shuffles():
              *_shuffle("g", "h", "before_depthwise"),
              helper.make_node("Conv", ["h", "wd2"], ["k"], group=C, strides=[2, 2], pads=[1, 1, 1, 1], name="depthwise2"),
              helper.make_node("Conv", ["k", "w5"], ["y3"], name="pointwise2"),
-             *_shuffle("x", "y4", "to_output")]
+             *_shuffle("ar", "y4", "to_output")]
     inits = [_init("w1", C, C // G, 1, 1), _init("b1", C, seed=1), _init("wd", C, 1, 3, 3, seed=2),
              _init("bd", C, seed=3), _init("w2", C, C // G, 1, 1, seed=4), _init("wp", C, C, 1, 1, seed=5),
              _init("bp", C, seed=6), _init("w3", 8, C // G, 1, 1, seed=7), _init("w4", C, C // G, 1, 1, seed=8),
@@ -66,7 +67,8 @@ def test_shuffles_fold_into_the_convolutions_around_them():
     graph, did = _optimised("x86_64")
     assert did == {"into_producers": 1, "into_readers": 2, "forwarded": 2, "copied": 1}
     ir = text(graph)
-    assert ir.count("Transpose(") == 1 + 4  # the shuffle to the output; the layout's at the graph's boundary
+    assert ir.count("Transpose(") == 1 + 5  # the shuffle to the output; the layout's at the graph's boundary
+    assert "Transpose(%to_output_parts_nhwc) perm=[0,1,2,4,3]" in ir
     gconv2 = next(n for n in graph.nodes if n.name == "gconv2")
     # logical channel c of the shuffled tensor sits at (c % 4) * 4 + c // 4 of the depthwise output
     assert gconv2.attrs[INPUT_CHANNEL_ORDER] == [(c % G) * (C // G) + c // G for c in range(C)]
