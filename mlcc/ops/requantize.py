@@ -9,9 +9,10 @@ as a BatchNormalization's [C, 1, 1] or channels-last [C]): y = clamp(zy + round(
 (an unfolded BatchNormalization) on the 8-bit values, rounded once (passes/lower_quantized_islands).
 
 Channels-last, a per-channel Requantize writes its output with its channels permuted where a channel shuffle
-follows (Op.writes_permuted_channels, passes/fold_channel_permutations): input 3 is the order (stored channel j
-from input channel order[j]), the constants permuted alike; each pixel's channels are read into a buffer first,
-so the output may still overwrite the input (the 8-bit ShuffleNet's shuffle copies go).
+follows (Op.writes_permuted_channels, passes/fold_channel_permutations) and transposes the channels seen as a
+rows x columns matrix (attribute channel_transpose): each pixel is requantized into a buffer in its channels'
+order, then stored transposed, so the output may still overwrite the input (the 8-bit ShuffleNet's shuffle
+copies go).
 Both in 32-bit arithmetic where ops/_qs8's split_sum allows (the per-channel parts as tables): it vectorises."""
 
 from __future__ import annotations
@@ -31,7 +32,18 @@ def _narrowest(data) -> np.dtype:
     return np.dtype(np.int16) if fits else np.dtype(np.int32)
 
 
-MAX_BUFFERED_CHANNELS = 4096  # a pixel's bytes on the stack where the output is written permuted (int16 order)
+def _transposition(order: np.ndarray) -> tuple[int, int] | None:
+    """(rows, columns) when the order transposes the channels seen as a rows x columns matrix (a channel shuffle):
+    stored channel j = c * rows + r holds channel r * columns + c."""
+    order = np.asarray(order).reshape(-1)
+    n = order.size
+    for rows in range(2, n):
+        if n % rows == 0 and np.array_equal(order, np.arange(n).reshape(rows, n // rows).T.reshape(-1)):
+            return rows, n // rows
+    return None
+
+
+MAX_BUFFERED_CHANNELS = 4096  # a pixel's bytes on the stack where the output is written permuted
 
 
 @register
@@ -49,9 +61,9 @@ class Requantize(Op):
         shift, y_zero = int(a["shift"]), int(a["y_zero"])
         if node.input(1) is not None:  # per channel
             multiplier, offset = node.inputs[1], node.inputs[2]
-            order = node.input(3)
+            swap = a.get("channel_transpose")
             nest = loop_nest(y.shape, [x.shape, multiplier.shape])
-            if order is not None:  # pixels of channels, the channels gathered from a buffer of the pixel
+            if swap:  # pixels of channels: each pixel requantized into a buffer, stored transposed
                 channels = y.shape[-1]
                 nest = loop_nest((y.size // channels, channels), [(y.size // channels, channels), (channels,)])
             # split at bit 15 at most: the parts' tables in int16 where they fit (the multipliers are below 2^30:
@@ -68,7 +80,7 @@ class Requantize(Op):
                 split = split_c(plan, ["x"], [f"{tables['high']}[{index}]"], [f"{tables['low']}[{index}]"],
                                 f"{tables['high_offset']}[{index}]", f"{tables['low_offset']}[{index}]", y_zero)
             ctx.emit("ops/requantize_channels.c.j2", nest=nest, x=ctx.ptr(x), y=ctx.ptr(y), y_ctype=ctx.c_type(y),
-                     x_ctype=ctx.c_type(x), order=ctx.ptr(order) if order is not None else None, channels=y.shape[-1],
+                     swap=[int(v) for v in swap] if swap else None, channels=y.shape[-1],
                      x_offset=x_offset, multiplier=None if split else ctx.ptr(multiplier),
                      offset=None if split else ctx.ptr(offset), shift=shift,
                      split=split, round=2 ** (shift - 1) + 2 ** 62, unbias=2 ** (62 - shift) - y_zero,
@@ -83,16 +95,15 @@ class Requantize(Op):
 
     # --- a channel shuffle after it (passes/fold_channel_permutations) ------------------------------------
     def writes_permuted_channels(self, node: Node, order: np.ndarray, axis: int) -> bool:
-        """Per channel and channels-last (the channels innermost: a pixel's are buffered), not yet permuted."""
+        """Per channel and channels-last (the channels innermost: a pixel's are buffered), not yet permuted, the
+        order a transposition of the channels (a channel shuffle's)."""
         y = node.outputs[0]
-        return (node.input(1) is not None and node.input(3) is None and len(y.shape) >= 2 and axis == len(y.shape) - 1
-                and node.inputs[1].shape == (y.shape[-1],) and y.shape[-1] <= MAX_BUFFERED_CHANNELS)
+        return (node.input(1) is not None and not node.attrs.get("channel_transpose") and len(y.shape) >= 2
+                and axis == len(y.shape) - 1 and node.inputs[1].shape == (y.shape[-1],)
+                and y.shape[-1] <= MAX_BUFFERED_CHANNELS and _transposition(order) is not None)
 
     def write_permuted_channels(self, node: Node, order: np.ndarray, axis: int, constant) -> None:
-        multiplier, offset = node.inputs[1], node.inputs[2]
-        node.inputs[1] = constant(f"{multiplier.name}_permuted", multiplier.data[order])
-        node.inputs[2] = constant(f"{offset.name}_permuted", offset.data[order])
-        node.inputs[3:] = [constant(f"{node.name}_channel_order", np.asarray(order, np.int16))]
+        node.attrs["channel_transpose"] = list(_transposition(order))
 
     def flops(self, node: Node) -> int:
         return 0  # integer work, as the copies of the Concat it feeds
