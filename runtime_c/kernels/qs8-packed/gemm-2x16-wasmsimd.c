@@ -9,7 +9,7 @@
  *
  * The rows are sign-extended (a ^ a_flip) to 16 bits once per block of rows, into a buffer on the stack, so a
  * row's pair is one 32-bit load splat, not a load, a xor, a widening and a shuffle per panel: the blocks are
- * WIDE_BYTES, and a depth whose MR rows do not fit widens each quad in the tile instead. So is each panel, once
+ * WIDE_BYTES, and a depth whose MR rows do not fit widens each pair in the tile instead. So is each panel, once
  * per block of rows, where its 16-bit copy fits PANEL_BYTES (k up to 1024): the tile then loads its weights
  * ready (no widening per row tile, and fewer live registers); the blob keeps the 8-bit panels. Requantization
  * is vectorised with each lane's multiplier and shift, every shift 1..62 (requant-wasm.h). */
