@@ -10,15 +10,17 @@
  * The rows are sign-extended (a ^ a_flip) to 16 bits once per block of rows, into a buffer on the stack, so a
  * row's pair is one 32-bit load splat, not a load, a xor, a widening and a shuffle per panel: the blocks are
  * WIDE_BYTES, and a depth whose MR rows do not fit widens each pair in the tile instead. So is each panel, once
- * per block of rows, where its 16-bit copy fits PANEL_BYTES (k up to 1024): the tile then loads its weights
- * ready (no widening per row tile, and fewer live registers); the blob keeps the 8-bit panels. Requantization
- * is vectorised with each lane's multiplier and shift, every shift 1..62 (requant-wasm.h). */
+ * per block of at least WIDE_PANEL_ROWS rows, where its 16-bit copy fits PANEL_BYTES (k up to 1024): the tile
+ * then loads its weights ready (no widening per row tile, and fewer live registers); the blob keeps the 8-bit
+ * panels. Requantization is vectorised with each lane's multiplier and shift, every shift 1..62
+ * (requant-wasm.h). */
 #if defined(__wasm_simd128__)
 #include "requant-wasm.h"
 
 #define MR 2
 #define WIDE_BYTES 32768
 #define PANEL_BYTES 32768
+#define WIDE_PANEL_ROWS 4
 
 /* The operand: rows widened to 16 bits (ldw = k rounded up to 4, zeros past k), or the rows as they are */
 struct wasm_rows {
@@ -146,10 +148,11 @@ void mlcc_qs8_packed_gemm__wasmsimd(size_t m, size_t n, size_t k, const uint8_t 
     int16_t wide[WIDE_BYTES / 2] __attribute__((aligned(16)));
     int16_t panel[PANEL_BYTES / 2] __attribute__((aligned(16)));
     rows.wide = wide;
-    if (32 * ldw <= PANEL_BYTES) p.wide = panel;
     for (size_t i = 0; i < m; i += block) {
         const size_t count = MLCC_MIN(block, m - i);
         widen_rows(a + i * lda, lda, count, k, a_flip, wide, ldw);
+        /* a panel's copy pays back over a few row tiles: a product of one or two rows reads the 8-bit panel */
+        p.wide = 32 * ldw <= PANEL_BYTES && count >= WIDE_PANEL_ROWS ? panel : NULL;
         if (p.wide != NULL) {
             mlcc_qs8_packed_walk(MR, false, count, n, k, &rows, packed, c + i * ldc, ldc, rq, &p, panel_load, tile_wide);
         } else {
