@@ -61,7 +61,7 @@ int main(void) {
     int32_t bias[MAX_N], mult[MAX_N], shift[MAX_N];
     static _Alignas(64) int8_t packed[PANELS * 64 * (1 + (MAX_K * 9 + 3) / 4)];
     static int8_t w[MAX_N * MAX_K * 9];
-    static uint8_t a[MAX_M * MAX_K], want[MAX_M * (MAX_N + 1)], got[MAX_M * (MAX_N + 1)];  /* ldc n + 1 */
+    static uint8_t a[MAX_M * (MAX_K + 3)], want[MAX_M * (MAX_N + 1)], got[MAX_M * (MAX_N + 1)];  /* lda k + 3, ldc n + 1 */
     struct { const char *name; mlcc_qs8_packed_gemm_fn fn; bool pairs; } gemms[] = {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
         {"packed avx512vnni", mlcc_qs8_packed_gemm__avx512vnni, false},
