@@ -128,6 +128,7 @@ struct row {
 static FORCE_INLINE mlcc_f32v add_residual_part(mlcc_f32v v, const float *r, size_t cs, size_t n)
 {
     float part[LANES] = {0.0f};
+    if (cs == 1) return mlcc_f32v_add(v, mlcc_f32v_load_partial(r, n));
     for (size_t i = 0; i < n; ++i) part[i] = r[i * cs];
     return mlcc_f32v_add(v, mlcc_f32v_load(part));
 }
@@ -136,12 +137,12 @@ static FORCE_INLINE mlcc_f32v add_residual_part(mlcc_f32v v, const float *r, siz
 static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struct mlcc_f32_epilogue *act)
 {
     float part[LANES];
-    mlcc_f32v_store(part, v);
     if (act == NULL) {
-        for (size_t i = 0; i < n; ++i) y[i] = part[i];
-    } else {
-        for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_activate(act, part[i]);
+        mlcc_f32v_store_partial(y, v, n);
+        return;
     }
+    mlcc_f32v_store(part, v);
+    for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_activate(act, part[i]);
 }
 
 /* acc[pixel i][vector j] += x[i * pixel_step + t] * w[t * nr + j * LANES] for t < n. */

@@ -3,6 +3,7 @@
 #ifndef MLCC_SIMD_AVX512_H
 #define MLCC_SIMD_AVX512_H
 
+#include <stddef.h>
 #include <immintrin.h>
 
 typedef __m512 mlcc_f32v;
@@ -13,6 +14,18 @@ static inline mlcc_f32v mlcc_f32v_load(const float *p) { return _mm512_loadu_ps(
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { _mm512_storeu_ps(p, v); }
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return _mm512_set1_ps(x); }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return _mm512_setzero_ps(); }
+/* The first n < LANES lanes of p (the rest read as 0) and of v (the rest never written): masked, one
+ * instruction each. MLCC_F32V_MASKED says these are not a copy through memory, so a tile's column tail can
+ * finish in registers. */
+#define MLCC_F32V_MASKED 1
+static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
+{
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+}
+static inline void mlcc_f32v_store_partial(float *p, mlcc_f32v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+}
 /* acc + a * b */
 static inline mlcc_f32v mlcc_f32v_fma(mlcc_f32v acc, mlcc_f32v a, mlcc_f32v b) { return _mm512_fmadd_ps(a, b, acc); }
 static inline mlcc_f32v mlcc_f32v_add(mlcc_f32v a, mlcc_f32v b) { return _mm512_add_ps(a, b); }

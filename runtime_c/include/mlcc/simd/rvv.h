@@ -4,6 +4,8 @@
 #ifndef MLCC_SIMD_RVV_H
 #define MLCC_SIMD_RVV_H
 
+#include <stddef.h>
+
 typedef float mlcc_f32v __attribute__((vector_size(32), aligned(4)));
 #define MLCC_F32V_LANES 8u
 #define MLCC_F32V_REGISTERS 16u  /* v0-v31 as 16 pairs: 8 floats take two registers at the baseline VLEN of 128 */
@@ -17,6 +19,20 @@ static inline mlcc_f32v mlcc_f32v_load(const float *p)
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return (mlcc_f32v){x, x, x, x, x, x, x, x}; }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return mlcc_f32v_splat(0.0f); }
+/* The first n < LANES lanes (see avx512.h): through a copy in memory, as MLCC_F32V_MASKED 0 says. */
+#define MLCC_F32V_MASKED 0
+static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
+{
+    float part[MLCC_F32V_LANES] = {0.0f};
+    for (size_t i = 0; i < n; ++i) part[i] = p[i];
+    return mlcc_f32v_load(part);
+}
+static inline void mlcc_f32v_store_partial(float *p, mlcc_f32v v, size_t n)
+{
+    float part[MLCC_F32V_LANES];
+    mlcc_f32v_store(part, v);
+    for (size_t i = 0; i < n; ++i) p[i] = part[i];
+}
 /* acc + a * b (contracted into vfmacc by -ffp-contract=on, clang's default) */
 static inline mlcc_f32v mlcc_f32v_fma(mlcc_f32v acc, mlcc_f32v a, mlcc_f32v b) { return acc + a * b; }
 static inline mlcc_f32v mlcc_f32v_add(mlcc_f32v a, mlcc_f32v b) { return a + b; }
