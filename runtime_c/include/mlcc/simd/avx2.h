@@ -13,16 +13,30 @@ static inline mlcc_f32v mlcc_f32v_load(const float *p) { return _mm256_loadu_ps(
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { _mm256_storeu_ps(p, v); }
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return _mm256_set1_ps(x); }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return _mm256_setzero_ps(); }
-/* The first n < LANES lanes (see avx512.h): vmaskmovps, its mask 8 - n words into a row of 8 all-ones then
- * 8 zero words. */
+/* The first n < LANES lanes (see avx512.h). Loads: vmaskmovps, its mask 8 - n words into a row of 8 all-ones
+ * then 8 zero words. Stores: 4, 2 and 1 floats as n's bits say, since vmaskmovps to memory is microcoded on
+ * AMD Zen. */
 #define MLCC_F32V_MASKED 1
-static inline __m256i mlcc_f32v_first_lanes(size_t n)
+static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
 {
     static const int lanes_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-    return _mm256_loadu_si256((const __m256i *)(const void *)(lanes_mask + 8 - n));
+    return _mm256_maskload_ps(p, _mm256_loadu_si256((const __m256i *)(const void *)(lanes_mask + 8 - n)));
 }
-static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n) { return _mm256_maskload_ps(p, mlcc_f32v_first_lanes(n)); }
-static inline void mlcc_f32v_store_partial(float *p, mlcc_f32v v, size_t n) { _mm256_maskstore_ps(p, mlcc_f32v_first_lanes(n), v); }
+static inline void mlcc_f32v_store_partial(float *p, mlcc_f32v v, size_t n)
+{
+    __m128 part = _mm256_castps256_ps128(v);
+    if (n & 4u) {
+        _mm_storeu_ps(p, part);
+        part = _mm256_extractf128_ps(v, 1);
+        p += 4;
+    }
+    if (n & 2u) {
+        _mm_storel_pi((__m64 *)(void *)p, part);
+        part = _mm_movehl_ps(part, part);
+        p += 2;
+    }
+    if (n & 1u) _mm_store_ss(p, part);
+}
 /* acc + a * b */
 static inline mlcc_f32v mlcc_f32v_fma(mlcc_f32v acc, mlcc_f32v a, mlcc_f32v b) { return _mm256_fmadd_ps(a, b, acc); }
 static inline mlcc_f32v mlcc_f32v_add(mlcc_f32v a, mlcc_f32v b) { return _mm256_add_ps(a, b); }
