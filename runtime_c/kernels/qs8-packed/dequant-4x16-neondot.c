@@ -8,7 +8,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "walk.h"
+#include "dot-neondot.h"
 
 #define MR 4
 
@@ -46,37 +46,10 @@ static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr
 static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
                                                             uint8_t a_flip, const struct panel *pn, uint32_t *c,
                                                             size_t ldc) {
-    const size_t k16 = k / 16, quads = (k + 3) / 4;
-    const uint8x16_t flip = vdupq_n_u8(a_flip);
-    const int8_t *weights = pn->weights;
     int32x4_t acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
         for (size_t b = 0; b < 4; ++b) acc[r][b] = pn->start[b];
-    for (size_t g = 0; g < k16; ++g) {  /* 4 quads: 16 bytes of each row */
-        int8x16_t x[MR];
-        for (size_t r = 0; r < mr; ++r) x[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a + r * lda + 16 * g), flip));
-        const int8_t *wg = weights + g * 256;
-#define QUAD(lane)                                                                                  \
-        for (size_t b = 0; b < 4; ++b) {                                                            \
-            const int8x16_t ws = vld1q_s8(wg + (lane) * 64 + 16 * b);                               \
-            for (size_t r = 0; r < mr; ++r) acc[r][b] = vdotq_laneq_s32(acc[r][b], ws, x[r], lane); \
-        }
-        QUAD(0)
-        QUAD(1)
-        QUAD(2)
-        QUAD(3)
-#undef QUAD
-    }
-    for (size_t q = 4 * k16; q < quads; ++q) {
-        int8x16_t x[MR];
-        for (size_t r = 0; r < mr; ++r) {
-            x[r] = vreinterpretq_s8_u32(vdupq_n_u32(mlcc_qs8_row_quad(a + r * lda, q, k, a_flip * 0x01010101u)));
-        }
-        for (size_t b = 0; b < 4; ++b) {
-            const int8x16_t ws = vld1q_s8(weights + q * 64 + 16 * b);
-            for (size_t r = 0; r < mr; ++r) acc[r][b] = vdotq_s32(acc[r][b], ws, x[r]);
-        }
-    }
+    mlcc_qs8_neondot_accumulate(mr, a, lda, k, a_flip, pn->weights, acc);
     for (size_t r = 0; r < mr; ++r) {
         uint32_t out[16];
         uint32_t *row = pn->nr == 16 ? c + r * ldc : out;

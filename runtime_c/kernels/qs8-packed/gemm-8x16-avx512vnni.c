@@ -9,7 +9,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "walk.h"
+#include "dot-avx512vnni.h"
 
 #define MR 8
 
@@ -71,21 +71,9 @@ static inline __attribute__((always_inline)) void store_row(__m512i acc, const s
 static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
                                                        const struct panel *pn, uint8_t *c, size_t ldc,
                                                        const struct mlcc_qs8_requant *rq) {
-    const size_t k4 = k / 4;
     __m512i acc[MR];
     for (size_t r = 0; r < mr; ++r) acc[r] = pn->start;
-    for (size_t q = 0; q < k4; ++q) {
-        const __m512i ws = _mm512_loadu_si512(pn->weights + q * 64);
-        for (size_t r = 0; r < mr; ++r) {
-            int32_t bytes;
-            memcpy(&bytes, a + r * lda + 4 * q, 4);
-            acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(bytes ^ (int32_t)flip), ws);
-        }
-    }
-    if (4 * k4 < k) {
-        const __m512i ws = _mm512_loadu_si512(pn->weights + k4 * 64);
-        for (size_t r = 0; r < mr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32((int32_t)mlcc_qs8_row_quad(a + r * lda, k4, k, flip)), ws);
-    }
+    mlcc_qs8_vnni_accumulate(mr, a, lda, k, flip, pn->weights, acc);
     for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
 }
 
