@@ -123,6 +123,28 @@ struct row {
     size_t y_pitch, p0;             /* p0: that pixel's index, for the residual */
 };
 
+/* The output pixels along w whose taps all lie inside the input (ow * stride >= pad and
+ * ow * stride - pad + span <= in): [*ow_a, *ow_b). */
+static void interior_columns(const struct mlcc_f32_conv_geometry *g, size_t *ow_a, size_t *ow_b)
+{
+    const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
+    *ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
+    *ow_b = g->in[2] + g->pad[2] < span ? *ow_a
+          : MLCC_MAX(*ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
+}
+
+/* r set to the output row (od, oh) of the image y: its taps inside the input along d and h, its pixels. */
+static FORCE_INLINE void start_row(struct row *r, size_t od, size_t oh, float *y)
+{
+    const struct mlcc_f32_conv_geometry *g = r->g;
+    taps_inside(g, 0, od, &r->d_lo, &r->d_hi);
+    r->id0 = od * g->stride[0] - g->pad[0];
+    taps_inside(g, 1, oh, &r->h_lo, &r->h_hi);
+    r->ih0 = oh * g->stride[1] - g->pad[1];
+    r->p0 = (od * g->out[1] + oh) * g->out[2];
+    r->y = y + r->p0 * r->y_pitch;
+}
+
 /* v with residual (n < LANES lanes, or scattered) added to its first n lanes. By value and inlined: an
  * accumulator whose address reached a call would live in memory through the block's whole k loop. */
 static FORCE_INLINE mlcc_f32v add_residual_part(mlcc_f32v v, const float *r, size_t cs, size_t n)
@@ -369,21 +391,13 @@ static NO_INLINE void pairs_image(const struct mlcc_f32_conv_geometry *g, size_t
     float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the bias, zero past out_channels */
     if (bias != NULL)
         for (size_t o = 0; o < out_channels; ++o) bias_tail[o] = bias[o];
-    const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
-    const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
-    const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
-                      : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
-    for (size_t od = 0; od < g->out[0]; ++od) {
-        taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
-        r.id0 = od * g->stride[0] - g->pad[0];
+    size_t ow_a, ow_b;
+    interior_columns(g, &ow_a, &ow_b);
+    for (size_t od = 0; od < g->out[0]; ++od)
         for (size_t oh = 0; oh < g->out[1]; ++oh) {
-            taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
-            r.ih0 = oh * g->stride[1] - g->pad[1];
-            r.p0 = (od * g->out[1] + oh) * g->out[2];
-            r.y = y + r.p0 * out_channels;
+            start_row(&r, od, oh, y);
             row_pairs(&r, ow_a, ow_b, &q, w, bias == NULL ? NULL : bias_tail, epilogue);
         }
-    }
 }
 
 /* Every panel of the row, nv vectors wide (a constant once inlined), in blocks of BLOCK_PIXELS(nv). */
@@ -407,22 +421,13 @@ static FORCE_INLINE void panels(size_t nv, int indexed, MLCC_F32_CONV_DIRECT_NHW
     float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
     if (bias != NULL && out_channels % nr != 0)
         for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];
-    /* interior pixels along w: ow * stride >= pad and ow * stride - pad + span <= in */
-    const size_t span = (g->kernel[2] - 1) * g->dilation[2] + 1;
-    const size_t ow_a = MLCC_MIN(g->out[2], (g->pad[2] + g->stride[2] - 1) / g->stride[2]);
-    const size_t ow_b = g->in[2] + g->pad[2] < span ? ow_a
-                      : MLCC_MAX(ow_a, MLCC_MIN(g->out[2], (g->in[2] + g->pad[2] - span) / g->stride[2] + 1));
-    for (size_t od = 0; od < g->out[0]; ++od) {
-        taps_inside(g, 0, od, &r.d_lo, &r.d_hi);
-        r.id0 = od * g->stride[0] - g->pad[0];
+    size_t ow_a, ow_b;
+    interior_columns(g, &ow_a, &ow_b);
+    for (size_t od = 0; od < g->out[0]; ++od)
         for (size_t oh = 0; oh < g->out[1]; ++oh) {
-            taps_inside(g, 1, oh, &r.h_lo, &r.h_hi);
-            r.ih0 = oh * g->stride[1] - g->pad[1];
-            r.p0 = (od * g->out[1] + oh) * g->out[2];
-            r.y = y + r.p0 * y_pitch;
+            start_row(&r, od, oh, y);
             row_panels(nv, indexed, &r, ow_a, ow_b, w, bias, bias_tail, epilogue);
         }
-    }
 }
 
 /* The entry points for panels of 1, 2 and 3 vectors (the panel width's rows stay nr floats), plain and
