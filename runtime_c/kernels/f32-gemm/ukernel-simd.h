@@ -97,57 +97,43 @@ static MLCC_F32_GEMM_INLINE int activate_tile(const struct mlcc_f32_epilogue *e,
     }
 }
 
-/* Vector j < nv of a row at p: the last one, partial, has its first `tail` lanes (0: whole); those past nv
- * repeat the last (see finish_vectors). */
-static MLCC_F32_GEMM_INLINE mlcc_f32v load_columns(const float *p, size_t j, size_t nv, size_t tail)
-{
-    const size_t last = nv - 1;
-    if (tail != 0 && j >= last) return mlcc_f32v_load_partial(p + last * MLCC_F32V_LANES, tail);
-    return mlcc_f32v_load(p + MLCC_MIN(j, last) * MLCC_F32V_LANES);
-}
-
 /* The finish of finish_tile in registers, over the first nv vectors of each row (NV, a literal, or fewer: a
- * tile at C's right edge), the last with `tail` live lanes when it is partial (0: whole; masked loads and
- * stores, MLCC_F32V_MASKED); returns 0 when the activation has no vector form, with all but it applied to
- * acc. Rows past mr and vectors past nv load the last real ones and are stored to a scratch row, so every
- * loop runs over constants once inlined and acc never lives in memory (a loop over mr would index it at run
- * time: see activate_tile). */
-static MLCC_F32_GEMM_INLINE int finish_vectors(mlcc_f32v *acc, size_t rows, size_t mr, size_t nv, size_t tail,
-                                               float *c, size_t ldc, const float *s, size_t s_rs, float alpha,
+ * tile of whole vectors at C's right edge); returns 0 when the activation has no vector form, with all but
+ * it applied to acc. Rows past mr and vectors past nv load the last real ones and are stored to a scratch
+ * row, so every loop runs over constants once inlined and acc never lives in memory (a loop over mr would
+ * index it at run time: see activate_tile). */
+static MLCC_F32_GEMM_INLINE int finish_vectors(mlcc_f32v *acc, size_t rows, size_t mr, size_t nv, float *c,
+                                               size_t ldc, const float *s, size_t s_rs, float alpha,
                                                const struct mlcc_f32_epilogue *e, const float *residual, size_t rs)
 {
     const mlcc_f32v va = mlcc_f32v_splat(alpha);
     float sink[NR];
     for (size_t i = 0; i < rows; ++i)
         for (size_t j = 0; j < NV; ++j)
-            acc[i * NV + j] = mlcc_f32v_fma(load_columns(s + MLCC_MIN(i, mr - 1) * s_rs, j, nv, tail), va,
-                                            acc[i * NV + j]);
+            acc[i * NV + j] = mlcc_f32v_fma(
+                mlcc_f32v_load(s + MLCC_MIN(i, mr - 1) * s_rs + MLCC_MIN(j, nv - 1) * MLCC_F32V_LANES), va,
+                acc[i * NV + j]);
     if (e != NULL) {
         if (residual != NULL)
             for (size_t i = 0; i < rows; ++i)
                 for (size_t j = 0; j < NV; ++j)
-                    acc[i * NV + j] = mlcc_f32v_add(acc[i * NV + j],
-                                                    load_columns(residual + MLCC_MIN(i, mr - 1) * rs, j, nv, tail));
+                    acc[i * NV + j] = mlcc_f32v_add(
+                        acc[i * NV + j],
+                        mlcc_f32v_load(residual + MLCC_MIN(i, mr - 1) * rs + MLCC_MIN(j, nv - 1) * MLCC_F32V_LANES));
         if (!activate_tile(e, acc, rows * NV)) return 0;
     }
     for (size_t i = 0; i < rows; ++i) {
         float *ci = i < mr ? c + i * ldc : sink;
-        for (size_t j = 0; j < NV; ++j) {
-            if (tail != 0 && j == nv - 1)
-                mlcc_f32v_store_partial(ci + j * MLCC_F32V_LANES, acc[i * NV + j], tail);
-            else
-                mlcc_f32v_store((j < nv ? ci : sink) + j * MLCC_F32V_LANES, acc[i * NV + j]);
-        }
+        for (size_t j = 0; j < NV; ++j)
+            mlcc_f32v_store((j < nv ? ci : sink) + j * MLCC_F32V_LANES, acc[i * NV + j]);
     }
     return 1;
 }
 
 /* C = epilogue(alpha * acc + S) for rows i < mr and columns j < nr of a tile of `rows` rows (a literal: MR or
  * 1), acc[i * NV + j] its vectors, S the sum so far: C itself, or init's row in every row when init is not
- * NULL. Tiles with a contiguous residual (or none) stay in registers (finish_vectors), a column tail inside a
- * vector too where the shim has masked loads and stores (AVX-512, AVX2: 784 x n x 128 with bias + ReLU at n 20
- * and 36, 8x32__avx512 0.76 and 0.89 of the time through the copy, 6x16__avx2 0.86 and 0.90); the
- * others, a broadcast or strided residual or a tail without masks, go row by row through a copy. */
+ * NULL. Tiles of whole vectors with a contiguous residual stay in registers (finish_vectors); the others, a
+ * column tail inside a vector or a broadcast or strided residual, go row by row through a copy. */
 static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t mr, size_t nr, float *c, size_t ldc,
                                              const float *init, float alpha, const struct mlcc_f32_epilogue *e,
                                              const float *residual)
@@ -155,19 +141,18 @@ static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t
     const size_t rs = residual == NULL ? 0 : e->residual_rs;
     const float *s = init == NULL ? c : init;
     const size_t s_rs = init == NULL ? ldc : 0;
-    const int in_registers = (MLCC_F32V_MASKED || nr % MLCC_F32V_LANES == 0) && (residual == NULL || e->residual_cs == 1);
-    if (in_registers) {
+    const int whole = nr % MLCC_F32V_LANES == 0 && (residual == NULL || e->residual_cs == 1);
+    if (whole) {
         /* the full width with its literal count of vectors: no selects on the common path */
-        if (nr == NR ? finish_vectors(acc, rows, mr, NV, 0, c, ldc, s, s_rs, alpha, e, residual, rs)
-                     : finish_vectors(acc, rows, mr, (nr + MLCC_F32V_LANES - 1) / MLCC_F32V_LANES,
-                                      nr % MLCC_F32V_LANES, c, ldc, s, s_rs, alpha, e, residual, rs))
+        if (nr == NR ? finish_vectors(acc, rows, mr, NV, c, ldc, s, s_rs, alpha, e, residual, rs)
+                     : finish_vectors(acc, rows, mr, nr / MLCC_F32V_LANES, c, ldc, s, s_rs, alpha, e, residual, rs))
             return;
     }
     {
         mlcc_f32v tile[MR * NV];  /* the rest row by row from a copy (see activate_tile) */
         for (size_t i = 0; i < rows * NV; ++i) tile[i] = acc[i];
         for (size_t i = 0; i < mr; ++i) {
-            if (in_registers) {  /* all but the activation applied */
+            if (whole) {  /* all but the activation applied */
                 activate_row(e, tile + i * NV, c + i * ldc, nr);
             } else {
                 finish_row(tile + i * NV, nr, c + i * ldc, s + i * s_rs, alpha, e,

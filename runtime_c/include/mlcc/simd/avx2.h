@@ -16,7 +16,6 @@ static inline mlcc_f32v mlcc_f32v_zero(void) { return _mm256_setzero_ps(); }
 /* The first n < LANES lanes (see avx512.h). Loads: vmaskmovps, its mask 8 - n words into a row of 8 all-ones
  * then 8 zero words. Stores: 4, 2 and 1 floats as n's bits say, since vmaskmovps to memory is microcoded on
  * AMD Zen. */
-#define MLCC_F32V_MASKED 1
 static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
 {
     static const int lanes_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};

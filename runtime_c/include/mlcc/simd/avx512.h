@@ -15,9 +15,7 @@ static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { _mm512_storeu_ps(p, 
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return _mm512_set1_ps(x); }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return _mm512_setzero_ps(); }
 /* The first n < LANES lanes of p (the rest read as 0) and of v (the rest never written): masked, one
- * instruction each. MLCC_F32V_MASKED says these are not a copy through memory, so a tile's column tail can
- * finish in registers. */
-#define MLCC_F32V_MASKED 1
+ * instruction each. */
 static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
 {
     return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);

@@ -19,8 +19,7 @@ static inline mlcc_f32v mlcc_f32v_load(const float *p)
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return (mlcc_f32v){x, x, x, x, x, x, x, x}; }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return mlcc_f32v_splat(0.0f); }
-/* The first n < LANES lanes (see avx512.h): through a copy in memory, as MLCC_F32V_MASKED 0 says. */
-#define MLCC_F32V_MASKED 0
+/* The first n < LANES lanes (see avx512.h): through a copy in memory. */
 static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
 {
     float part[MLCC_F32V_LANES] = {0.0f};
