@@ -34,27 +34,19 @@ static void widen_panel(const int8_t *quads, size_t k, int16_t *wide) {
     }
 }
 
-struct panel_state {
-    struct panel pn;
-    size_t k;
-};
-
 /* a mlcc_qs8_packed_dequant_panel_fn: the panel widened, the start, scales and offsets as vectors */
-static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_dequant *dq,
-                            uint8_t a_flip) {
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, size_t k,
+                            const struct mlcc_qs8_dequant *dq, uint8_t a_flip, bool floats) {
     (void)a_flip;
-    struct panel_state *ps = state;
-    struct panel *pn = &ps->pn;
-    widen_panel(base + 64, ps->k, dq->work);
+    struct panel *pn = state;
+    widen_panel(base + 64, k, dq->work);
     pn->wide = dq->work;
     pn->nr = nr;
+    pn->floats = floats;
     pn->scaled = dq->scale != NULL;
     pn->offset_added = dq->offset != NULL;
-    float scale[16] = {0.0f}, offset[16] = {0.0f};
-    for (size_t q = 0; q < nr; ++q) {
-        if (dq->scale) scale[q] = dq->scale[(j + q) * dq->scale_step];
-        if (dq->offset) offset[q] = dq->offset[j + q];
-    }
+    float scale[16], offset[16];
+    mlcc_qs8_dequant_columns(dq, j, nr, scale, offset);
     const v128_t zero_point = wasm_i32x4_splat(-dq->a_zero);
     for (size_t b = 0; b < 4; ++b) {
         pn->start[b] = wasm_i32x4_mul(wasm_v128_load(base + 16 * b), zero_point);
@@ -63,9 +55,10 @@ static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr
     }
 }
 
-static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
-                                                            bool uint8_rows, const struct panel *pn, uint32_t *c,
-                                                            size_t ldc) {
+/* a mlcc_qs8_packed_dequant_tile_fn: a_flip 0x80, uint8 rows zero-extended; 0, int8 rows sign-extended */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k,
+                                                       uint8_t a_flip, const void *state, uint32_t *c, size_t ldc) {
+    const struct panel *pn = state;
     const size_t k4 = k / 4, quads = (k + 3) / 4;
     v128_t acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
@@ -76,7 +69,7 @@ static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uin
         for (size_t r = 0; r < mr; ++r) {
             const v128_t bytes = q < k4 ? wasm_v128_load32_splat(a + r * lda + 4 * q)
                                         : wasm_i32x4_splat((int32_t)mlcc_qs8_row_quad(a + r * lda, q, k, 0));
-            const v128_t x = uint8_rows ? wasm_u16x8_extend_low_u8x16(bytes) : wasm_i16x8_extend_low_i8x16(bytes);
+            const v128_t x = a_flip ? wasm_u16x8_extend_low_u8x16(bytes) : wasm_i16x8_extend_low_i8x16(bytes);
             x01[r] = wasm_i32x4_shuffle(x, x, 0, 0, 0, 0);
             x23[r] = wasm_i32x4_shuffle(x, x, 1, 1, 1, 1);
         }
@@ -103,37 +96,5 @@ static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uin
     }
 }
 
-/* a mlcc_qs8_packed_dequant_tile_fn */
-static inline __attribute__((always_inline)) void tile(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
-                                                       const void *state, void *c, size_t ldc) {
-    const struct panel *pn = &((const struct panel_state *)state)->pn;
-    const uint8_t *a = rows->a + i * rows->lda;
-    if (rows->a_flip) {
-        tile_rows(mr, a, rows->lda, rows->k, true, pn, c, ldc);
-    } else {
-        tile_rows(mr, a, rows->lda, rows->k, false, pn, c, ldc);
-    }
-}
-
-void mlcc_qs8_packed_gemm_f32__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                        const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    if (!dq->work) {
-        mlcc_qs8_packed_gemm_f32__reference(m, n, k, a, lda, a_flip, packed, c, ldc, dq);
-        return;
-    }
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel_state ps = {.pn = {.floats = true}, .k = k};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &ps, panel_of, tile);
-}
-
-void mlcc_qs8_packed_gemm_s32__wasmsimd(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                        const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    if (!dq->work) {
-        mlcc_qs8_packed_gemm_s32__reference(m, n, k, a, lda, a_flip, packed, c, ldc, dq);
-        return;
-    }
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel_state ps = {.pn = {.floats = false}, .k = k};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &ps, panel_of, tile);
-}
+MLCC_QS8_PACKED_DEQUANT_FORMS(wasmsimd, MR, struct panel, panel_of, tile, true)
 #endif

@@ -22,20 +22,19 @@ struct panel {
 };
 
 /* a mlcc_qs8_packed_dequant_panel_fn */
-static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_dequant *dq,
-                            uint8_t a_flip) {
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, size_t k,
+                            const struct mlcc_qs8_dequant *dq, uint8_t a_flip, bool floats) {
+    (void)k;
     (void)a_flip;
     struct panel *pn = state;
     pn->nr = nr;
+    pn->floats = floats;
     pn->weights = base + 64;
     const __m256i zero_point = _mm256_set1_epi32(-dq->a_zero);
     pn->scaled = dq->scale != NULL;
     pn->offset_added = dq->offset != NULL;
-    float scale[16] = {0.0f}, offset[16] = {0.0f};
-    for (size_t q = 0; q < nr; ++q) {
-        if (dq->scale) scale[q] = dq->scale[(j + q) * dq->scale_step];
-        if (dq->offset) offset[q] = dq->offset[j + q];
-    }
+    float scale[16], offset[16];
+    mlcc_qs8_dequant_columns(dq, j, nr, scale, offset);
     for (size_t h = 0; h < 2; ++h) {
         pn->start[h] = _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(base + 32 * h)), zero_point);
         pn->scale[h] = _mm256_loadu_ps(scale + 8 * h);
@@ -74,16 +73,17 @@ static inline __m256i row_quad16(const uint8_t *row, size_t q, size_t k, bool ui
     return uint8_rows ? _mm256_cvtepu8_epi16(b) : _mm256_cvtepi8_epi16(b);
 }
 
-static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
-                                                            bool uint8_rows, const struct panel *pn, uint32_t *c,
-                                                            size_t ldc) {
+/* a mlcc_qs8_packed_dequant_tile_fn: a_flip 0x80, uint8 rows zero-extended; 0, int8 rows sign-extended */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k,
+                                                       uint8_t a_flip, const void *state, uint32_t *c, size_t ldc) {
+    const struct panel *pn = state;
     const size_t quads = (k + 3) / 4;
     __m256i acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
         for (size_t t = 0; t < 4; ++t) acc[r][t] = _mm256_setzero_si256();
     for (size_t q = 0; q < quads; ++q) {
         __m256i x[MR];
-        for (size_t r = 0; r < mr; ++r) x[r] = row_quad16(a + r * lda, q, k, uint8_rows);
+        for (size_t r = 0; r < mr; ++r) x[r] = row_quad16(a + r * lda, q, k, a_flip != 0);
         for (size_t t = 0; t < 4; ++t) {
             const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(pn->weights + q * 64 + t * 16)));
             for (size_t r = 0; r < mr; ++r) acc[r][t] = _mm256_add_epi32(acc[r][t], _mm256_madd_epi16(x[r], ws));
@@ -99,28 +99,5 @@ static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uin
     }
 }
 
-/* a mlcc_qs8_packed_dequant_tile_fn */
-static inline __attribute__((always_inline)) void tile(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
-                                                       const void *state, void *c, size_t ldc) {
-    const uint8_t *a = rows->a + i * rows->lda;
-    if (rows->a_flip) {
-        tile_rows(mr, a, rows->lda, rows->k, true, state, c, ldc);
-    } else {
-        tile_rows(mr, a, rows->lda, rows->k, false, state, c, ldc);
-    }
-}
-
-void mlcc_qs8_packed_gemm_f32__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                    const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = true};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
-
-void mlcc_qs8_packed_gemm_s32__avx2(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                    const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = false};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
+MLCC_QS8_PACKED_DEQUANT_FORMS(avx2, MR, struct panel, panel_of, tile, false)
 #endif

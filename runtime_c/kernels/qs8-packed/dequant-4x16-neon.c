@@ -26,11 +26,6 @@ struct panel {
     bool floats, scaled, offset_added;
 };
 
-struct panel_state {
-    struct panel pn;
-    size_t k;
-};
-
 /* The panel's weights as wide[p][16] for p < k rounded up to 8, zero past k */
 static void widen_panel(const int8_t *quads, size_t k, int16_t *wide) {
     const size_t depth = (k + 7) & ~(size_t)7;
@@ -42,21 +37,18 @@ static void widen_panel(const int8_t *quads, size_t k, int16_t *wide) {
 }
 
 /* a mlcc_qs8_packed_dequant_panel_fn */
-static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_dequant *dq,
-                            uint8_t a_flip) {
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, size_t k,
+                            const struct mlcc_qs8_dequant *dq, uint8_t a_flip, bool floats) {
     (void)a_flip;
-    struct panel_state *ps = state;
-    struct panel *pn = &ps->pn;
-    widen_panel(base + 64, ps->k, dq->work);
+    struct panel *pn = state;
+    widen_panel(base + 64, k, dq->work);
     pn->wide = dq->work;
     pn->nr = nr;
+    pn->floats = floats;
     pn->scaled = dq->scale != NULL;
     pn->offset_added = dq->offset != NULL;
-    float scale[16] = {0.0f}, offset[16] = {0.0f};
-    for (size_t q = 0; q < nr; ++q) {
-        if (dq->scale) scale[q] = dq->scale[(j + q) * dq->scale_step];
-        if (dq->offset) offset[q] = dq->offset[j + q];
-    }
+    float scale[16], offset[16];
+    mlcc_qs8_dequant_columns(dq, j, nr, scale, offset);
     const int32x4_t zero_point = vdupq_n_s32(-dq->a_zero);
     for (size_t b = 0; b < 4; ++b) {
         int32_t sums[4];
@@ -93,16 +85,17 @@ static inline int16x8_t row8(const uint8_t *row, size_t p, size_t k, bool uint8_
         }                                                                                                     \
     }
 
-static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
-                                                            bool uint8_rows, const struct panel *pn, uint32_t *c,
-                                                            size_t ldc) {
+/* a mlcc_qs8_packed_dequant_tile_fn: a_flip 0x80, uint8 rows zero-extended; 0, int8 rows sign-extended */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k,
+                                                       uint8_t a_flip, const void *state, uint32_t *c, size_t ldc) {
+    const struct panel *pn = state;
     int32x4_t acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
         for (size_t b = 0; b < 4; ++b) acc[r][b] = pn->start[b];
     const int16_t *w = pn->wide;
     for (size_t p = 0; p < k; p += 8, w += 128) {
         int16x8_t x[MR];
-        for (size_t r = 0; r < mr; ++r) x[r] = row8(a + r * lda, p, k, uint8_rows);
+        for (size_t r = 0; r < mr; ++r) x[r] = row8(a + r * lda, p, k, a_flip != 0);
         STEP(0, 0) STEP(1, 0) STEP(2, 0) STEP(3, 0)
         STEP(0, 1) STEP(1, 1) STEP(2, 1) STEP(3, 1)
     }
@@ -124,37 +117,5 @@ static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uin
 }
 #undef STEP
 
-/* a mlcc_qs8_packed_dequant_tile_fn */
-static inline __attribute__((always_inline)) void tile(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
-                                                       const void *state, void *c, size_t ldc) {
-    const struct panel *pn = &((const struct panel_state *)state)->pn;
-    const uint8_t *a = rows->a + i * rows->lda;
-    if (rows->a_flip) {
-        tile_rows(mr, a, rows->lda, rows->k, true, pn, c, ldc);
-    } else {
-        tile_rows(mr, a, rows->lda, rows->k, false, pn, c, ldc);
-    }
-}
-
-void mlcc_qs8_packed_gemm_f32__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                    const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    if (!dq->work) {
-        mlcc_qs8_packed_gemm_f32__reference(m, n, k, a, lda, a_flip, packed, c, ldc, dq);
-        return;
-    }
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel_state ps = {.pn = {.floats = true}, .k = k};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &ps, panel_of, tile);
-}
-
-void mlcc_qs8_packed_gemm_s32__neon(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                    const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    if (!dq->work) {
-        mlcc_qs8_packed_gemm_s32__reference(m, n, k, a, lda, a_flip, packed, c, ldc, dq);
-        return;
-    }
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel_state ps = {.pn = {.floats = false}, .k = k};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &ps, panel_of, tile);
-}
+MLCC_QS8_PACKED_DEQUANT_FORMS(neon, MR, struct panel, panel_of, tile, true)
 #endif

@@ -21,18 +21,17 @@ struct panel {
 };
 
 /* a mlcc_qs8_packed_dequant_panel_fn */
-static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_dequant *dq,
-                            uint8_t a_flip) {
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, size_t k,
+                            const struct mlcc_qs8_dequant *dq, uint8_t a_flip, bool floats) {
+    (void)k;
     struct panel *pn = state;
     pn->nr = nr;
+    pn->floats = floats;
     pn->weights = base + 64;
     pn->scaled = dq->scale != NULL;
     pn->offset_added = dq->offset != NULL;
-    float scale[16] = {0.0f}, offset[16] = {0.0f};
-    for (size_t q = 0; q < nr; ++q) {
-        if (dq->scale) scale[q] = dq->scale[(j + q) * dq->scale_step];
-        if (dq->offset) offset[q] = dq->offset[j + q];
-    }
+    float scale[16], offset[16];
+    mlcc_qs8_dequant_columns(dq, j, nr, scale, offset);
     const int32x4_t correction = vdupq_n_s32((int32_t)a_flip - dq->a_zero);
     for (size_t b = 0; b < 4; ++b) {
         int32_t sums[4];
@@ -43,9 +42,10 @@ static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr
     }
 }
 
-static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
-                                                            uint8_t a_flip, const struct panel *pn, uint32_t *c,
-                                                            size_t ldc) {
+/* a mlcc_qs8_packed_dequant_tile_fn */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k,
+                                                       uint8_t a_flip, const void *state, uint32_t *c, size_t ldc) {
+    const struct panel *pn = state;
     int32x4_t acc[MR][4];
     for (size_t r = 0; r < mr; ++r)
         for (size_t b = 0; b < 4; ++b) acc[r][b] = pn->start[b];
@@ -67,23 +67,5 @@ static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uin
     }
 }
 
-/* a mlcc_qs8_packed_dequant_tile_fn */
-static inline __attribute__((always_inline)) void tile(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
-                                                       const void *state, void *c, size_t ldc) {
-    tile_rows(mr, rows->a + i * rows->lda, rows->lda, rows->k, rows->a_flip, state, c, ldc);
-}
-
-void mlcc_qs8_packed_gemm_f32__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                       const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = true};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
-
-void mlcc_qs8_packed_gemm_s32__neondot(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                       const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = false};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
+MLCC_QS8_PACKED_DEQUANT_FORMS(neondot, MR, struct panel, panel_of, tile, false)
 #endif

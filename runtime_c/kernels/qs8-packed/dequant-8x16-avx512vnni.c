@@ -21,9 +21,11 @@ struct panel {
 };
 
 /* a mlcc_qs8_packed_dequant_panel_fn; dq->scale NULL with floats set means Cast alone */
-static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_dequant *dq,
-                            uint8_t a_flip) {
+static inline void panel_of(void *state, const int8_t *base, size_t j, size_t nr, size_t k,
+                            const struct mlcc_qs8_dequant *dq, uint8_t a_flip, bool floats) {
+    (void)k;
     struct panel *pn = state;
+    pn->floats = floats;
     pn->columns = (__mmask16)(nr == 16 ? 0xFFFFu : (1u << nr) - 1u);
     pn->weights = base + 64;
     const int32_t correction = (int32_t)a_flip - 128 - dq->a_zero;
@@ -47,39 +49,17 @@ static inline __attribute__((always_inline)) void store_row(__m512i acc, const s
     _mm512_mask_storeu_ps(c, pn->columns, v);
 }
 
-/* `mr` rows (8, or 1 for the rest) times the panel: the bytes fed as they are where flip is 0 (uint8 rows) */
-static inline __attribute__((always_inline)) void tile_rows(size_t mr, const uint8_t *a, size_t lda, size_t k,
-                                                            uint32_t flip, const struct panel *pn, uint32_t *c,
-                                                            size_t ldc) {
+/* a mlcc_qs8_packed_dequant_tile_fn: `mr` rows (8, or 1 for the rest) times the panel, the bytes fed as they are
+ * for uint8 rows (a_flip 0x80) and ^ 0x80 for int8 */
+static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k,
+                                                       uint8_t a_flip, const void *state, uint32_t *c, size_t ldc) {
+    const struct panel *pn = state;
+    const uint32_t flip = (uint32_t)(a_flip ^ 0x80) * 0x01010101u;
     __m512i acc[MR];
     for (size_t r = 0; r < mr; ++r) acc[r] = pn->start;
     mlcc_qs8_vnni_accumulate(mr, a, lda, k, flip, pn->weights, acc);
     for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc);
 }
 
-/* a mlcc_qs8_packed_dequant_tile_fn */
-static inline __attribute__((always_inline)) void tile(size_t mr, const struct mlcc_qs8_packed_rows *rows, size_t i,
-                                                       const void *state, void *c, size_t ldc) {
-    const uint8_t *a = rows->a + i * rows->lda;
-    const uint32_t flip = (uint32_t)(rows->a_flip ^ 0x80) * 0x01010101u;
-    if (mr == MR && flip == 0) {
-        tile_rows(MR, a, rows->lda, rows->k, 0, state, c, ldc);
-    } else {
-        tile_rows(mr, a, rows->lda, rows->k, flip, state, c, ldc);
-    }
-}
-
-void mlcc_qs8_packed_gemm_f32__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                          const int8_t *packed, float *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = true};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
-
-void mlcc_qs8_packed_gemm_s32__avx512vnni(size_t m, size_t n, size_t k, const uint8_t *a, size_t lda, uint8_t a_flip,
-                                          const int8_t *packed, int32_t *c, size_t ldc, const struct mlcc_qs8_dequant *dq) {
-    const struct mlcc_qs8_packed_rows rows = {a, lda, k, a_flip};
-    struct panel pn = {.floats = false};
-    mlcc_qs8_packed_dequant_walk(MR, m, n, &rows, packed, c, ldc, dq, &pn, panel_of, tile);
-}
+MLCC_QS8_PACKED_DEQUANT_FORMS(avx512vnni, MR, struct panel, panel_of, tile, false)
 #endif
