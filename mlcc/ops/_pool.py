@@ -183,8 +183,8 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
         init = fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype)
         channels = x.shape[-1]
         ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=channels,
-                 x_image=cexpr.offset(ctx.ptr(x), ("n", _product(g.inp) * channels)),
-                 y_image=cexpr.offset(ctx.ptr(y), ("n", _product(g.out) * channels)), dims=dims,
+                 x_image=cexpr.offset(ctx.ptr(x), (cexpr.index("n", x.shape[0]), _product(g.inp) * channels)),
+                 y_image=cexpr.offset(ctx.ptr(y), (cexpr.index("n", x.shape[0]), _product(g.out) * channels)), dims=dims,
                  offset=offset, ctype=ctype, init=init)
         return
     in_strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
