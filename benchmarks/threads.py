@@ -3,7 +3,7 @@ intra_op_num_threads, on the suite's conv nets (issue 23, item 3); and a wasm32-
 1 and N threads (NAME.mjs's pool of worker_threads), alternating in one node process (benchmarks/web/threads.mjs).
 
     python -m benchmarks.threads [--models squeezenet,shufflenet,mobilenet_v2,resnet50] [--rounds 3]
-                                 [--no-native | --no-wasm]
+                                 [--no-native | --no-wasm | --steps-only]
 
 Each round times, one after another, mlcc with 1 thread, mlcc with N, onnxruntime with 1 and with N, so
 a slow spell of this shared VM falls on every column; each cell is the median of the rounds' medians (wall
@@ -13,8 +13,11 @@ speedups here are lower bounds of what an idle machine gives. Writes benchmarks/
 
 Per step: instrumented builds (mlcc bench --profile) of NAME_run_v and of NAME_run_parallel on the pool,
 alternating round by round in one process; each model's section lists the steps that lose the most against a
-perfect split (N-thread time less the 1-thread time / N): hand-off, imbalance, memory-bound steps and steps
-not split show there, one by one.
+perfect split (N-thread time less the 1-thread time / N), and splits that loss by each thread's time inside
+the step's tasks (the harness wraps the pool's parallel-for): extra work (memory-bound steps, work repeated
+per task), imbalance between threads, and hand-off and waiting. The workers' share of the time in tasks says
+whether the second thread found a core at all: on a loaded machine it does not, and the table then shows the
+machine, not the code. `--steps-only` prints just these tables (seconds per model).
 """
 
 from __future__ import annotations
@@ -51,15 +54,15 @@ def _load() -> str:
 
 
 def run_model(name: str, threads: int, rounds: int, budget: float, work: Path, log, native: bool = True,
-              wasm: bool = True) -> dict:
+              wasm: bool = True, steps_only: bool = False) -> dict:
     path = work / f"{name}.onnx"
     model = SUITE[name]()
     onnx.save(model, str(path))
     row = {"model": name, "load_before": _load()}
     if native:
-        row.update(run_native(name, model, path, threads, rounds, budget, work, log))
+        row.update(run_native(name, model, path, threads, rounds, budget, work, log, steps_only))
     del model
-    if wasm and "error" not in row:
+    if wasm and not steps_only and "error" not in row:
         log(f"{name}: wasm32-threads under node, {rounds} rounds")
         row.update(run_wasm(name, path, threads, rounds, budget, work, row.get("mlcc1")))
     row["load_after"] = _load()
@@ -90,7 +93,8 @@ def run_wasm(name: str, path: Path, threads: int, rounds: int, budget: float, wo
             "wasm_worker_tasks": many["workerTasks"]}
 
 
-def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: float, work: Path, log) -> dict:
+def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: float, work: Path, log,
+               steps_only: bool = False) -> dict:
     from mlcc.cli import random_inputs
 
     feeds = random_inputs(measure.input_specs(model), seed=0)
@@ -98,7 +102,7 @@ def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: 
     row = {"target": built.get("target", "host")}
     cells: dict[str, list[float]] = {"mlcc1": [], "mlccN": [], "ort1": [], "ortN": []}
     expected = None
-    for r in range(rounds):
+    for r in range(0 if steps_only else rounds):
         log(f"{name}: round {r + 1} of {rounds}")
         timing, outputs = measure.ort_latency(path, feeds, budget, 200)
         expected = expected if outputs is None else outputs
@@ -112,39 +116,64 @@ def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: 
                 row["error"] = f"{key}: {result.get('error', 'outputs differ from onnxruntime')}"
                 return row
             cells[key].append(result["median_ms"])
-    row.update({key: statistics.median(values) for key, values in cells.items()})
+    if not steps_only:
+        row.update({key: statistics.median(values) for key, values in cells.items()})
     # Amdahl's bound from the one-thread profile: the steps NAME_run_parallel splits at most N times faster
     report = json.loads((Path(built["folder"]) / "report.json").read_text())
-    one, many = step_profiles(Path(built["folder"]), report, threads, rounds)
-    split = sum(ms for ms, s in zip(one, report["steps"]) if s.get("parallel"))
-    row["split_share"] = split / sum(one)
+    row["steps"] = step_profiles(Path(built["folder"]), report, threads, rounds)
+    # split: the steps NAME_run_parallel cut into tasks when profiled (not those under MLCC_PARALLEL_MIN_WORK)
+    split = sum(s["ms1"] for s in row["steps"] if s["tasks"])
+    row["split_share"] = split / sum(s["ms1"] for s in row["steps"])
     row["bound"] = 1.0 / (1.0 - row["split_share"] + row["split_share"] / threads)
-    row["steps"] = [{"step": i, "node": s["node"], "op": s["op"], "parallel": bool(s.get("parallel")),
-                     "ms1": round(float(a), 4), "msN": round(float(b), 4)}
-                    for i, (s, a, b) in enumerate(zip(report["steps"], one, many))]
-    row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
+    row["workers_share"] = row["steps"][0]["workers_share"] if row["steps"] else 0.0
+    if not steps_only:
+        row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
     return row
 
 
-def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat: int = 10):
-    """Per-step medians (ms) of NAME_run_v and of NAME_run_parallel on `threads` threads: instrumented builds
-    alternating round by round in one process."""
+def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat: int = 10) -> list[dict]:
+    """Per step, medians over the calls: wall ms of NAME_run_v and of NAME_run_parallel on `threads` threads
+    (instrumented builds alternating round by round in one process) and, of the latter, its hand-offs and
+    tasks, the ms all threads spent in its tasks (work) and the busiest thread's (bench.HostProfiled)."""
     import numpy as np
 
     from mlcc.bench import HostProfiled, random_feeds
     from mlcc.targets import resolve
 
     target, feeds, count = resolve(report["target"]), random_feeds(report), max(len(report["steps"]), 1)
-    builds = [HostProfiled(folder, report, target, feeds, count),
-              HostProfiled(folder, report, target, feeds, count, threads=threads)]
-    times: list[list] = [[], []]
-    for build in builds:
-        build.run(2)
+    one, many = (HostProfiled(folder, report, target, feeds, count),
+                 HostProfiled(folder, report, target, feeds, count, threads=threads))
+    one.run(2), many.run(2)
+    walls1, wallsN, calls, tasks, busy = [], [], [], [], []
     for r in range(max(rounds, 2)):
         for k in ((0, 1) if r % 2 == 0 else (1, 0)):
-            times[k].append(builds[k].run(repeat)[1])
-    one, many = (np.median(np.concatenate(t), axis=0)[:len(report["steps"])] / 1e6 for t in times)
-    return one, many
+            if k == 0:
+                walls1.append(one.run(repeat)[1])
+            else:
+                _, steps_ns, _, c, t, b = many.run_tasks(repeat)
+                wallsN.append(steps_ns), calls.append(c), tasks.append(t), busy.append(b)
+    n = len(report["steps"])
+    ms = {key: np.median(np.concatenate(v), axis=0)[:n] / 1e6 for key, v in (("ms1", walls1), ("msN", wallsN))}
+    busy_ns = np.concatenate(busy)[:, :n, :]
+    work, busiest = np.median(busy_ns.sum(axis=2), axis=0) / 1e6, np.median(busy_ns.max(axis=2), axis=0) / 1e6
+    worker = busy_ns[:, :, 1:].sum() / max(busy_ns.sum(), 1)  # the workers' part of all time in tasks
+    calls_, tasks_ = np.median(np.concatenate(calls), axis=0)[:n], np.median(np.concatenate(tasks), axis=0)[:n]
+    return [{"step": i, "node": s["node"], "op": s["op"], "parallel": bool(s.get("parallel")),
+             "ms1": round(float(ms["ms1"][i]), 4), "msN": round(float(ms["msN"][i]), 4),
+             "handoffs": int(calls_[i]), "tasks": int(tasks_[i]), "work": round(float(work[i]), 4),
+             "busiest": round(float(busiest[i]), 4), "workers_share": round(float(worker), 3)}
+            for i, s in enumerate(report["steps"])]
+
+
+def _lost(s: dict, threads: int) -> tuple[float, float, float]:
+    """A step's N-thread time less a perfect split of its one-thread time, in three parts: extra work (its
+    tasks' time over the one-thread time, shared by N), imbalance (the busiest thread over an even share
+    of the work) and the rest (hand-off, waiting for a thread, the calling thread's own part outside tasks)."""
+    if not s["tasks"]:
+        return 0.0, 0.0, s["msN"] - s["ms1"] / threads
+    extra = (s["work"] - s["ms1"]) / threads
+    imbalance = s["busiest"] - s["work"] / threads
+    return extra, imbalance, s["msN"] - s["ms1"] / threads - extra - imbalance
 
 
 def steps_table(row: dict, threads: int) -> str:
@@ -152,18 +181,25 @@ def steps_table(row: dict, threads: int) -> str:
     steps = row["steps"]
     for s in steps:
         s["lost"] = s["msN"] - s["ms1"] / threads
-    lines = [f"| step | op | split | 1 thread ms | {threads} threads ms | speedup | lost ms |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    lines = [f"| step | op | tasks | 1 thread ms | {threads} threads ms | speedup | lost ms | extra work | imbalance "
+             "| hand-off, wait |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def line(name: str, op: str, tasks: str, part: list[dict]) -> str:
+        one, many = sum(s["ms1"] for s in part), sum(s["msN"] for s in part)
+        lost = [sum(_lost(s, threads)[k] for s in part) for k in range(3)]
+        speedup = f"{one / many:.2f}x" if many > 0 else "-"
+        return (f"| {name} | {op} | {tasks} | {one:.3f} | {many:.3f} | {speedup} | {many - one / threads:+.3f} | "
+                + " | ".join(f"{v:+.3f}" for v in lost) + " |")
+
     for s in sorted(steps, key=lambda s: -s["lost"])[:STEP_ROWS]:
-        speedup = f"{s['ms1'] / s['msN']:.2f}x" if s["msN"] > 0 else "-"
-        lines.append(f"| {s['node']} | {s['op']} | {'yes' if s['parallel'] else 'no'} | {s['ms1']:.3f} | "
-                     f"{s['msN']:.3f} | {speedup} | {s['lost']:+.3f} |")
+        tasks = f"{s['tasks']}" + (f" in {s['handoffs']}" if s["handoffs"] > 1 else "") if s["tasks"] else "-"
+        lines.append(line(s["node"], s["op"], tasks, [s]))
     for split in (True, False):
-        part = [s for s in steps if s["parallel"] == split]
+        part = [s for s in steps if (s["tasks"] > 0) == split]
         if part:
-            one, many = sum(s["ms1"] for s in part), sum(s["msN"] for s in part)
-            lines.append(f"| ({len(part)} steps {'split' if split else 'not split'}) | | | {one:.3f} | {many:.3f} | "
-                         f"{one / many if many > 0 else 0:.2f}x | {many - one / threads:+.3f} |")
+            lines.append(line(f"({len(part)} steps {'split' if split else 'run inline'})", "",
+                              str(sum(s["tasks"] for s in part)) if split else "", part))
     return "\n".join(lines)
 
 
@@ -200,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "threads.md")
     parser.add_argument("--no-native", action="store_true", help="only the wasm32-threads build under node")
     parser.add_argument("--no-wasm", action="store_true", help="only the host build and onnxruntime")
+    parser.add_argument("--steps-only", action="store_true",
+                        help="only the instrumented per-step profiles (printed, no results file written)")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
 
@@ -207,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
     rows = [run_model(name, args.threads, args.rounds, args.budget, args.work, log, native=not args.no_native,
-                      wasm=not args.no_wasm) for name in args.models.split(",")]
+                      wasm=not args.no_wasm, steps_only=args.steps_only) for name in args.models.split(",")]
+    if args.steps_only:
+        for r in rows:
+            print(f"## {r['model']} (workers' share {100 * r.get('workers_share', 0):.0f}%)\n\n"
+                  f"{r.get('error') or steps_table(r, args.threads)}\n")
+        return 0
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     model_name = next((line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("Model name")), "")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -223,12 +266,18 @@ def main(argv: list[str] | None = None) -> int:
         "in one process, wall-time medians of the rounds' medians; in brackets the speedup of the fastest "
         "runs, nearer an idle machine's when other jobs hold the cores.", "",
         table(rows, args.threads), "",
-        *[f"## {r['model']}: per step, 1 and {args.threads} threads (instrumented, medians)\n\n"
-          f"{steps_table(r, args.threads)}\n" for r in rows if "steps" in r],
+        "Per step (instrumented builds, mlcc bench --profile, alternating in one process; medians over the "
+        "calls): wall ms on 1 and N threads, tasks (and hand-offs when a step makes more than one), and the N-thread "
+        "time lost against a perfect split (N-thread ms less 1-thread ms / N) in three parts from each thread's "
+        "time inside tasks: extra work (the tasks' time over the 1-thread time, shared by N: memory "
+        "bandwidth, cold caches, work repeated per task), imbalance (the busiest thread over an even share) and "
+        "hand-off, wait (the rest: publishing and waking, waiting for a thread that had no core). Workers' share: "
+        "the part of all time in tasks the pool's workers ran (1 - 1/N when every thread found a core).", "",
+        *[f"## {r['model']}: per step, 1 and {args.threads} threads (workers' share "
+          f"{100 * r['workers_share']:.0f}%)\n\n{steps_table(r, args.threads)}\n" for r in rows if "steps" in r],
         *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "
            "part of the time and each timed column swung with their load between rounds. The speedups above are "
-           "the load's; the bound column (from the split steps' share, an upper bound: steps under "
-           "MLCC_PARALLEL_MIN_WORK still run inline) is what the code allows.", ""]
+           "the load's; the bound column (from the split steps' share) is what the code allows.", ""]
           if any(float(r.get(k, "0").split()[0]) > (os.cpu_count() or 1) for r in rows
                  for k in ("load_before", "load_after")) else []),
     ])

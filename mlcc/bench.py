@@ -154,7 +154,9 @@ int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *are
 _LINKED_PARALLEL_CDEF = """
 int mlcc_bench_linked_parallel(const void *const *inputs, void *const *outputs, void *arena, unsigned threads,
                                int repeat, uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
+int mlcc_bench_profile_tasks(uint64_t *calls, uint64_t *tasks, uint64_t *busy_ns);
 """
+_PROFILE_SLOTS = 8  # mlcc_bench.c's PROFILE_SLOTS: threads whose time in tasks is told apart
 
 
 def _harness_source() -> Path:
@@ -300,6 +302,21 @@ class HostProfiled:
         if status != 0:
             raise RunError(f"{self.name}_run_v returned status {status}")
         return _u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps), _u64s(ffi, cpu, count)
+
+    def run_tasks(self, count: int) -> tuple[np.ndarray, ...]:
+        """`run(count)` (threads > 1 only) and, per call and step, its parallel-for calls and tasks ([count,
+        steps]) and each thread's nanoseconds inside tasks ([count, steps, slots], slot 0 the caller's)."""
+        ffi, steps, n = self.ffi, self.steps, max(count, 1)
+        calls, tasks = ffi.new("uint64_t[]", n * steps), ffi.new("uint64_t[]", n * steps)
+        busy = ffi.new("uint64_t[]", n * steps * _PROFILE_SLOTS)
+        self.lib.mlcc_bench_profile_tasks(calls, tasks, busy)
+        try:
+            timed = self.run(count)
+        finally:
+            self.lib.mlcc_bench_profile_tasks(ffi.NULL, ffi.NULL, ffi.NULL)
+        return (*timed, _u64s(ffi, calls, count * steps).reshape(count, steps),
+                _u64s(ffi, tasks, count * steps).reshape(count, steps),
+                _u64s(ffi, busy, count * steps * _PROFILE_SLOTS).reshape(count, steps, _PROFILE_SLOTS))
 
 
 @_profiler("host")

@@ -9,7 +9,8 @@
  * reads the calling thread's CPU time, which a shared machine's other load barely changes. With
  * -DMLCC_BENCH_RUN_PARALLEL=NAME_run_parallel (hosts with the runtime's pool), mlcc_bench_linked_parallel
  * does the same on a pool of N threads: a step's time is then the calling thread's, from its start to its
- * last task's end.
+ * last task's end; profiled, its parallel-for is wrapped to count each step's hand-offs and tasks and each
+ * thread's CPU time in them (mlcc_bench_profile_tasks).
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -92,10 +93,11 @@ MLCC_BENCH_API int mlcc_bench_time_parallel(mlcc_run_parallel_fn run, const void
 #if defined(MLCC_PROFILE)
 static uint64_t step_ns[MLCC_PROFILE_STEPS];
 static uint64_t step_start;
+static int current_step;
 
 void mlcc_profile_begin(int step)
 {
-    (void)step;  /* steps never nest */
+    current_step = step;  /* steps never nest */
     step_start = now_ns();
 }
 
@@ -139,6 +141,69 @@ MLCC_BENCH_API int mlcc_bench_linked(const void *const *inputs, void *const *out
 
 int MLCC_BENCH_RUN_PARALLEL(const void *const *inputs, void *const *outputs, void *arena, const mlcc_parallel *parallel);
 
+#if defined(MLCC_PROFILE)
+#include <stdatomic.h>
+
+/* What each step's parallel-for calls cost in one call of the model: hand-offs (parallel_for calls), tasks,
+ * and each thread's time inside tasks (slot 0 the caller's), so work, imbalance between threads and what is
+ * neither (hand-off, waiting for a thread) can be told apart. Monotonic time, not the thread's CPU time: that
+ * clock is a system call (1-2 us a read here), which would add more than the smaller tasks cost. */
+#define PROFILE_SLOTS 8
+static uint64_t step_calls[MLCC_PROFILE_STEPS], step_tasks[MLCC_PROFILE_STEPS];
+static uint64_t step_busy_ns[MLCC_PROFILE_STEPS][PROFILE_SLOTS];
+static mlcc_parallel pool_parallel;
+static _Atomic unsigned next_slot;
+static _Thread_local int thread_slot = -1;
+
+struct profiled_job {
+    void (*task)(void *args, size_t i);
+    void *args;
+    int step;
+};
+
+static void profiled_task(void *job_, size_t i)
+{
+    const struct profiled_job *job = (const struct profiled_job *)job_;
+    if (thread_slot < 0) thread_slot = (int)(atomic_fetch_add(&next_slot, 1u) % PROFILE_SLOTS);
+    const uint64_t start = now_ns();
+    job->task(job->args, i);
+    step_busy_ns[job->step][thread_slot] += now_ns() - start;  /* only this thread's slot */
+}
+
+static void profiled_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
+{
+    const mlcc_parallel *inner = (const mlcc_parallel *)ctx;
+    struct profiled_job job = {task, args, current_step};
+    step_calls[current_step] += 1u;
+    step_tasks[current_step] += n;
+    inner->parallel_for(inner->ctx, profiled_task, &job, n);
+}
+
+static uint64_t *out_calls, *out_tasks, *out_busy_ns;
+
+/* Where mlcc_bench_linked_parallel stores each timed call's counts: calls[repeat][steps],
+ * tasks[repeat][steps], busy_ns[repeat][steps][PROFILE_SLOTS] (returned); NULLs store nothing. */
+MLCC_BENCH_API int mlcc_bench_profile_tasks(uint64_t *calls, uint64_t *tasks, uint64_t *busy_ns)
+{
+    out_calls = calls;
+    out_tasks = tasks;
+    out_busy_ns = busy_ns;
+    return PROFILE_SLOTS;
+}
+
+static void store_tasks(int r)
+{
+    if (out_calls != NULL && r >= 0) {
+        memcpy(out_calls + (size_t)r * MLCC_PROFILE_STEPS, step_calls, sizeof step_calls);
+        memcpy(out_tasks + (size_t)r * MLCC_PROFILE_STEPS, step_tasks, sizeof step_tasks);
+        memcpy(out_busy_ns + (size_t)r * MLCC_PROFILE_STEPS * PROFILE_SLOTS, step_busy_ns, sizeof step_busy_ns);
+    }
+    memset(step_calls, 0, sizeof step_calls);
+    memset(step_tasks, 0, sizeof step_tasks);
+    memset(step_busy_ns, 0, sizeof step_busy_ns);
+}
+#endif
+
 /* mlcc_bench_linked on the runtime's pool of `threads` threads (cpu_ns: the process's CPU time); -1 when the
  * pool cannot be started. */
 MLCC_BENCH_API int mlcc_bench_linked_parallel(const void *const *inputs, void *const *outputs, void *arena,
@@ -147,7 +212,15 @@ MLCC_BENCH_API int mlcc_bench_linked_parallel(const void *const *inputs, void *c
 {
     mlcc_threadpool *pool = mlcc_threadpool_create(threads);
     if (pool == NULL) return -1;
+#if defined(MLCC_PROFILE)
+    pool_parallel = mlcc_threadpool_parallel(pool);
+    atomic_store(&next_slot, 1u);
+    thread_slot = 0;  /* the caller's; workers take theirs at their first task */
+    const mlcc_parallel parallel = {profiled_parallel_for, &pool_parallel, pool_parallel.max_threads};
+    store_tasks(-1);  /* clears */
+#else
     const mlcc_parallel parallel = mlcc_threadpool_parallel(pool);
+#endif
     int status = 0;
     for (int r = 0; r < repeat; ++r) {
 #if defined(MLCC_PROFILE)
@@ -160,6 +233,7 @@ MLCC_BENCH_API int mlcc_bench_linked_parallel(const void *const *inputs, void *c
         if (cpu_ns != NULL) cpu_ns[r] = process_cpu_ns() - cpu_start;
 #if defined(MLCC_PROFILE)
         memcpy(steps_ns + (size_t)r * MLCC_PROFILE_STEPS, step_ns, sizeof step_ns);
+        store_tasks(r);
 #else
         (void)steps_ns;
 #endif

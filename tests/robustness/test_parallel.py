@@ -123,6 +123,25 @@ def test_any_thread_count_gives_the_same_bits(name, tmp_path):
                     f"{output} with {threads} threads differs from one thread by up to "
                     f"{np.abs(got[output] - value).max():.3g}")
     loaded.close()
+    _check_task_profile(out_dir, report, feeds, single)
+
+
+def _check_task_profile(out_dir: Path, report: dict, feeds: dict, single: dict) -> None:
+    """The instrumented build on 2 threads (what benchmarks/threads.py tabulates) gives the same bits, counts
+    tasks only in the steps that call a _parallel kernel, and no thread's time inside a step's tasks exceeds
+    that step's wall time."""
+    from mlcc import bench
+
+    steps = len(report["steps"])
+    profiled = bench.HostProfiled(out_dir, report, bench.resolve("host"), feeds, steps, threads=2)
+    _, walls, _, calls, tasks, busy = profiled.run_tasks(2)
+    for spec, got in zip(report["outputs"], profiled._buffers[1]):
+        assert np.array_equal(got, single[spec["name"]]), spec["name"]
+    split = np.array([bool(s.get("parallel")) for s in report["steps"]])
+    assert tasks[:, split].sum() > 0 and not tasks[:, ~split].any() and not calls[:, ~split].any()
+    assert ((tasks > 0) == (calls > 0)).all() and (tasks >= calls).all()
+    assert (busy.sum(axis=2)[tasks == 0] == 0).all() and (busy.sum(axis=2)[tasks > 0] > 0).all()
+    assert (busy.max(axis=2) <= walls).all()
 
 
 def test_no_data_race_on_the_pool(tmp_path):
