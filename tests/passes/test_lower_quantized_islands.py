@@ -7,6 +7,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mlcc.ops._qs8 import fixed_point, split_sum
+from mlcc.ops.requantize import narrow_affine
 from tests.golden import check_model, rand
 from tests.passes.util import imported, make, run_pass, text
 
@@ -110,6 +111,34 @@ def test_split_sum_is_the_int64_sum(widest):
         want = (sum(x * m for x, m in zip(xs, multipliers)) + offset + 2 ** (shift - 1)) >> shift
         np.testing.assert_array_equal(np.clip(got, -511, 511), np.clip(want, -511, 511))
     assert planned > (65 if widest == 21 else 45), planned
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_narrow_affine_is_the_exact_map(dtype):
+    """ops/requantize.narrow_affine's one 32-bit multiply-add and shift (as the C computes it: 2^30 added, a
+    logical shift) is the per-channel Requantize's int64 value on every code of every channel, clamped, for
+    multipliers of either sign (a BatchNormalization's scale) from tiny to past 1, offsets, zero points, clamps."""
+    rng = np.random.default_rng(1)
+    codes = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, dtype=np.int64)
+    found = 0
+    for trial in range(12):
+        shift = int(rng.integers(20, 36))
+        multiplier = (rng.uniform(-2, 2, 16) * 2.0 ** rng.uniform(-8, 0, 16) * 2**shift).astype(np.int64)
+        multiplier = np.clip(multiplier, -(2**30) + 1, 2**30 - 1)
+        offset = rng.integers(-(2**(shift + 7)), 2**(shift + 7), 16)
+        x_zero, y_zero = int(rng.integers(codes[0], codes[-1] + 1)), int(rng.integers(codes[0], codes[-1] + 1))
+        y_min, y_max = (max(codes[0], y_zero), codes[-1]) if trial % 2 else (codes[0], codes[-1])
+        narrow = narrow_affine(dtype, x_zero, multiplier, offset, shift, y_zero, y_min, y_max)
+        if narrow is None:
+            continue
+        found += 1
+        m, o, s = narrow
+        total = codes[None] * m[:, None] + (o[:, None] + 2**30)
+        assert total.min() >= 0 and total.max() < 2**31 and np.abs(o).max() < 2**30
+        got = np.clip((total >> s) - 2 ** (30 - s), y_min, y_max)
+        exact = ((codes[None] - x_zero) * multiplier[:, None] + offset[:, None] + 2 ** (shift - 1)) >> shift
+        np.testing.assert_array_equal(got, np.clip(exact + y_zero, y_min, y_max))
+    assert found >= 10, found
 
 
 @pytest.mark.parametrize("weight_dtype,made", [(np.int8, {"QuantizedConv": 1}), (np.uint8, {})])
