@@ -19,19 +19,7 @@ static inline mlcc_f32v mlcc_f32v_load(const float *p)
 static inline void mlcc_f32v_store(float *p, mlcc_f32v v) { __builtin_memcpy(p, &v, sizeof v); }
 static inline mlcc_f32v mlcc_f32v_splat(float x) { return (mlcc_f32v){x, x, x, x, x, x, x, x}; }
 static inline mlcc_f32v mlcc_f32v_zero(void) { return mlcc_f32v_splat(0.0f); }
-/* The first n < LANES lanes (see avx512.h): through a copy in memory. */
-static inline mlcc_f32v mlcc_f32v_load_partial(const float *p, size_t n)
-{
-    float part[MLCC_F32V_LANES] = {0.0f};
-    for (size_t i = 0; i < n; ++i) part[i] = p[i];
-    return mlcc_f32v_load(part);
-}
-static inline void mlcc_f32v_store_partial(float *p, mlcc_f32v v, size_t n)
-{
-    float part[MLCC_F32V_LANES];
-    mlcc_f32v_store(part, v);
-    for (size_t i = 0; i < n; ++i) p[i] = part[i];
-}
+#include "mlcc/simd/partial-copy.h"  /* mlcc_f32v_load_partial, _store_partial: no masked form */
 /* acc + a * b (contracted into vfmacc by -ffp-contract=on, clang's default) */
 static inline mlcc_f32v mlcc_f32v_fma(mlcc_f32v acc, mlcc_f32v a, mlcc_f32v b) { return acc + a * b; }
 static inline mlcc_f32v mlcc_f32v_add(mlcc_f32v a, mlcc_f32v b) { return a + b; }
