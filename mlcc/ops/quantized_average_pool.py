@@ -70,15 +70,13 @@ class QuantizedAveragePool(LayoutAttribute, Op):
         batch, channels = x.shape[0], x.shape[-1] if channels_last else x.shape[1]
         in_plane, out_plane = int(np.prod(g.inp)), int(np.prod(g.out))
         dims = _window_dims(g, lead)
+        single = [g.out[d] == 1 for d in range(lead, KERNEL_DIMS)]  # (dims' extents are C text)
         for i, d in enumerate(dims):  # a dim with one output (a global pool's) needs no loop over it
-            if d["out"] == 1:
+            if single[i]:
                 dilation, pad = g.dilation[lead + i], g.pad_begin[lead + i]
                 d["tap"] = (f"k{i}" if dilation == 1 else f"k{i} * {dilation}") + (f" - {pad}" if pad else "")
         in_strides = [g.inp[1] * g.inp[2], g.inp[2], 1][lead:]
         out_strides = [g.out[1] * g.out[2], g.out[2], 1][lead:]
-        if all(d["out"] == 1 and d["kernel"] == d["extent"] and not d["in_padding"] for d in dims):  # the whole plane
-            dims = [dict(out=1, kernel=in_plane, extent=in_plane, tap="k0", in_padding=False)]
-            in_strides = out_strides = [1]
         pixel = channels if channels_last else 1  # elements from one pixel to the next
 
         def index(counter: str, strides: list[int], skip=()) -> str:
@@ -119,14 +117,19 @@ class QuantizedAveragePool(LayoutAttribute, Op):
             vector = (g.stride[-1] <= 2 and max(g.kernel[lead:]) <= 32
                       and g.pad_begin[-1] + g.pad_end[-1] + g.inp[-1] <= self.MLAS_REDUCTION_BUFFER)
             tie_order = "columns" if vector and int(a.get("pool_opset") or 0) < 19 else "rows"
+        whole_plane = all(single) and all(g.kernel[d] == g.inp[d] for d in range(lead, KERNEL_DIMS)) and \
+            not any(d["in_padding"] for d in dims)
+        if whole_plane and tie_order is None:  # one loop over the plane (a tie's order needs the window's rows)
+            dims, single = [dict(out=1, kernel=in_plane, extent=in_plane, tap="k0", in_padding=False)], [True]
+            in_strides = out_strides = [1]
         # channels-last: the channels' sums side by side in a block of at most SUM_BLOCK (the inner loop runs
         # along contiguous bytes and vectorises; channel by channel it strode a pixel a step)
         block = max((b for b in range(1, min(channels, SUM_BLOCK) + 1) if channels % b == 0), default=0)
         ctx.emit("ops/quantized_average_pool.c.j2", batch=batch, channels=channels, block=block if channels_last else 0,
                  x_image=in_plane * channels, y_image=out_plane * channels,
                  x_channel=1 if channels_last else in_plane, y_channel=1 if channels_last else out_plane,
-                 dims=dims, outs=[i for i, d in enumerate(dims) if d["out"] != 1], x_index=index("i", in_strides),
-                 y_index=index("o", out_strides, [i for i, d in enumerate(dims) if d["out"] == 1]),
+                 dims=dims, outs=[i for i in range(len(dims)) if not single[i]], x_index=index("i", in_strides),
+                 y_index=index("o", out_strides, [i for i in range(len(dims)) if single[i]]),
                  x=ctx.ptr(x), y=ctx.ptr(y), x_ctype=ctx.c_type(x), y_ctype=ctx.c_type(y),
                  x_offset=_minus("", int(a["x_zero"])), count=count_c, count_varies=len(counts) > 1, divide=divide,
                  multiplier=multiplier, shift=shift, round=2 ** (shift - 1) + 2 ** 62, mask=2 ** shift - 1,
