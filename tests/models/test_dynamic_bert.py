@@ -19,30 +19,34 @@ SIZES = [1, 5, 31, 64, 128]
 RANGE = (1, 128)
 
 
+def export_bert(path: Path, hidden: int = 64, layers: int = 2, heads: int = 4, intermediate: int = 128,
+                longest: int = RANGE[1]) -> None:
+    """BertModel (random weights, seed 0) giving its last hidden state, exported with the sequence as the dim
+    `seq`; benchmarks/dynamic_shapes.py times it too."""
+    config = transformers.BertConfig(vocab_size=100, hidden_size=hidden, num_hidden_layers=layers,
+                                     num_attention_heads=heads, intermediate_size=intermediate,
+                                     max_position_embeddings=longest, attn_implementation="eager")
+    torch.manual_seed(0)
+    encoder = transformers.BertModel(config, add_pooling_layer=False).eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, input_ids, attention_mask):
+            return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    ids, mask = torch.zeros(1, 16, dtype=torch.int64), torch.ones(1, 16, dtype=torch.int64)
+    with torch.no_grad():
+        torch.onnx.export(LastHiddenState().eval(), (ids, mask), str(path), input_names=["input_ids", "attention_mask"],
+                          output_names=["y"], opset_version=14, dynamo=False,
+                          dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}, "y": {1: "seq"}})
+
+
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory) -> Path:
-    def export(path):
-        config = transformers.BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                         intermediate_size=128, max_position_embeddings=RANGE[1],
-                                         attn_implementation="eager")
-        torch.manual_seed(0)
-        encoder = transformers.BertModel(config, add_pooling_layer=False).eval()
-
-        class LastHiddenState(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.encoder = encoder
-
-            def forward(self, input_ids, attention_mask):
-                return self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-        ids, mask = torch.zeros(1, 16, dtype=torch.int64), torch.ones(1, 16, dtype=torch.int64)
-        with torch.no_grad():
-            torch.onnx.export(LastHiddenState().eval(), (ids, mask), str(path), input_names=["input_ids", "attention_mask"],
-                              output_names=["y"], opset_version=14, dynamo=False,
-                              dynamic_axes={"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}, "y": {1: "seq"}})
-
-    return shared_model(tmp_path_factory, "dynamic_bert", export)
+    return shared_model(tmp_path_factory, "dynamic_bert", export_bert)
 
 
 def feeds(size: int) -> dict[str, np.ndarray]:
