@@ -4,7 +4,8 @@ adds 0, the float pool's zero), then y = clamp(zy + round(sum * sx / (count * sy
 sx / (count * sy) as a fixed-point multiplier and right shift (ops/_qs8), or, where sx = sy (onnxruntime's
 quantizer gives AveragePool its input's parameters), as sum / count by an int32 division. Ties round to
 even, as the reference's rint: unlike a product of real-valued scales, a mean of integers lands on .5 often
-(sum / count at equal scales, and exactly so: the division finds every tie). The arena keeps 8-bit tensors
+(sum / count at equal scales, and exactly so: the division finds every tie; channels-last, a block's
+channels divide at once in float32, exact for these sizes, and a product finds the ties). The arena keeps 8-bit tensors
 on both sides (a float copy of the input was 4x the bytes).
 
 A global pool is the window of the whole plane. Without count_include_pad a window clipped by the padding
@@ -134,7 +135,7 @@ class QuantizedAveragePool(LayoutAttribute, Op):
                  x_offset=_minus("", int(a["x_zero"])), count=count_c, count_varies=len(counts) > 1, divide=divide,
                  multiplier=multiplier, shift=shift, round=2 ** (shift - 1) + 2 ** 62, mask=2 ** shift - 1,
                  y_zero=y_zero, unbias=2 ** (62 - shift) - y_zero, y_min=int(a["y_min"]), y_max=int(a["y_max"]),
-                 tie_order=tie_order, x_zero=int(a["x_zero"]),
+                 tie_order=tie_order, x_zero=int(a["x_zero"]), float_quotient=1025 * max(counts) < 2**24,
                  scale=float_literal(float(a.get("x_scale") or 1.0)))
 
     def flops(self, node: Node) -> int:
