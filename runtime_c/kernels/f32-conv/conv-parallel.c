@@ -45,15 +45,22 @@ struct direct_job {
     size_t y_pitch;
     const struct mlcc_f32_epilogue *epilogue;
     size_t groups, w_group;
+    size_t unit, units;  /* outputs along the axis per unit of the ranges, and the units */
 };
+
+/* Pixels per unit when a 1-D geometry's pixels are cut: the kernel computes a row in blocks of up to 8
+ * pixels (BLOCK_PIXELS), its last block overlapping the one before, so a range of 25 pixels computes 32 and
+ * a cut into blocks' multiples computes each pixel once. */
+#define DIRECT_PIXEL_UNIT 8u
 
 static void direct_group_range(const struct direct_job *j, size_t group, size_t o0, size_t o1);
 
 /* Each task takes its output rows in every group, one after another: one hand-off per step, and a thread
  * writes whole pixels (a group's channels share cache lines with the next group's). */
-static void direct_range(void *job, size_t o0, size_t o1)
+static void direct_range(void *job, size_t begin, size_t end)
 {
     const struct direct_job *j = (const struct direct_job *)job;
+    const size_t o0 = begin * j->unit, o1 = MLCC_MIN(end * j->unit, j->g->out[j->axis]);
     for (size_t group = 0; group < j->groups; ++group) direct_group_range(j, group, o0, o1);
 }
 
@@ -85,14 +92,15 @@ static void direct_group_range(const struct direct_job *j, size_t group, size_t 
 void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_conv_direct_nhwc_fn kernel,
                                         size_t groups, size_t w_group, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
-    const size_t axis = g->out[1] > 1 ? 1u : 2u, units = g->out[axis];
+    const size_t axis = g->out[1] > 1 ? 1u : 2u, unit = axis == 2u ? DIRECT_PIXEL_UNIT : 1u;
+    const size_t units = (g->out[axis] + unit - 1u) / unit;
     const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)(groups * out_channels)
                         * (float)(g->kernel[0] * g->kernel[1] * g->kernel[2] * channels);
     const size_t tasks = g->out[0] == 1 ? mlcc_parallel_tasks(parallel, units, work) : 1u;
     struct direct_job job = {kernel, g, axis, channels, x_pixel_stride, x_channels, out_channels, nr, x, w, bias,
-                             y, y_pitch, epilogue, groups, w_group};
+                             y, y_pitch, epilogue, groups, w_group, unit, units};
     if (tasks < 2) {
-        for (size_t group = 0; group < groups; ++group) direct_group_range(&job, group, 0u, units);
+        for (size_t group = 0; group < groups; ++group) direct_group_range(&job, group, 0u, g->out[axis]);
         return;
     }
     mlcc_parallel_ranges(parallel, tasks, units, direct_range, &job);
