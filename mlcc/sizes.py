@@ -112,7 +112,8 @@ def members(blob: bytes):
         pos += 60 + size + (size & 1)
 
 
-def _leb128(blob: bytes, pos: int) -> tuple[int, int]:
+def uleb128(blob: bytes, pos: int) -> tuple[int, int]:
+    """The unsigned LEB128 number at blob[pos] (wasm's integers, DWARF's and .stack_sizes'), and the position after it."""
     value = shift = 0
     while True:
         byte = blob[pos]
@@ -128,7 +129,7 @@ def wasm_sizes(blob: bytes) -> dict[str, int]:
     sizes, pos = _empty(), 8
     while pos < len(blob):
         section = blob[pos]
-        size, pos = _leb128(blob, pos + 1)
+        size, pos = uleb128(blob, pos + 1)
         if section == 10:
             sizes["code_bytes"] += size
         elif section == 11:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .sizes import members
+from .sizes import members, uleb128
 
 EM_ARM = 40
 SHT_SYMTAB, SHT_REL = 2, 9
@@ -53,17 +53,6 @@ def _sections(blob: bytes):
     names = headers[shstrndx][4]
     text = lambda at: blob[names + at:blob.index(b"\0", names + at)].decode()  # noqa: E731
     return [(text(h[0]), *h[1:]) for h in headers]  # name, type, flags, addr, offset, size, link, info, align, entsize
-
-
-def _uleb(blob: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = blob[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
 
 
 def _has_indirect_call(code: bytes) -> bool:
@@ -117,7 +106,7 @@ def _member_graph(blob: bytes, index: int, functions: dict[str, Function], addre
             pos, stop = data_off, data_off + sections[info][5]
             while pos < stop:
                 address, = struct.unpack_from("<I", blob, pos)
-                frame, after = _uleb(blob, pos + 4)
+                frame, after = uleb128(blob, pos + 4)
                 function = target(relocations[pos - data_off], address & ~1)
                 if function is not None:
                     functions.setdefault(function, Function()).frame = frame

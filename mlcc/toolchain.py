@@ -206,12 +206,7 @@ def wasm_memory_pages(wasm: Path) -> tuple[int, int | None]:
     data = wasm.read_bytes()
 
     def uleb(at: int) -> tuple[int, int]:
-        value = shift = 0
-        while True:
-            byte = data[at]
-            value, shift, at = value | (byte & 0x7F) << shift, shift + 7, at + 1
-            if byte < 0x80:
-                return value, at
+        return sizes.uleb128(data, at)
 
     at = 8
     while at < len(data):
