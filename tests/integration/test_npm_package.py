@@ -14,6 +14,7 @@ import pytest
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import reference_outputs
 from tests.integration.test_build_systems import small_model
+from tests.web_runners import needs_node
 
 ROOT = Path(__file__).resolve().parents[2]
 NPM_CACHE = ROOT / ".cache" / "npm"  # scripts/test.sh: npm install --prefix .cache/npm typescript@5
@@ -99,7 +100,7 @@ writeFileSync(process.argv[3], model.run({ image }).scores);
 """
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+@needs_node
 def test_node_imports_the_package_by_name(package, tmp_path):
     project = _project(tmp_path, package)
     (project / "consumer.mjs").write_text(CONSUMER_JS)

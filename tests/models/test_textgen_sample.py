@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,13 +14,13 @@ import numpy as np
 import pytest
 
 from mlcc.pipeline import BuildOptions, build
+from tests.web_runners import needs_chromium, needs_node
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "textgen"
 ARTIFACTS = ROOT / "test-artifacts"
 PROMPT, COUNT = "Four score", 40
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 
 
 def vocabulary() -> str:
@@ -71,18 +70,7 @@ def test_node_generates_what_onnxruntime_decodes(model_dir, expected):
     assert got["msPerStep"] > 0
 
 
-def _chromium_missing() -> bool:
-    from mlcc.errors import RunError
-    from mlcc.runners.devtools import find_chromium
-
-    try:
-        find_chromium()
-    except RunError:
-        return True
-    return False
-
-
-@pytest.mark.skipif(_chromium_missing(), reason="Chromium is not installed (scripts/test.sh installs it)")
+@needs_chromium
 def test_page_generates_what_onnxruntime_decodes(model_dir, expected):
     from mlcc.runners.chromium import Session
     from mlcc.runners.devtools import Page

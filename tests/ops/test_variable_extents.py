@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from mlcc.errors import UnsupportedError
 from mlcc.pipeline import BuildOptions, compile_model
 from tests.golden import check_sizes
+from tests.web_runners import needs_node
 
 SIZES = [1, 6, 24]  # the bounds and one between
 DIMS = {"S": (1, 24)}
@@ -178,7 +179,7 @@ def test_sizes_outside_the_range_touch_nothing(target, tmp_path):
         loaded.run({"x": floats(25, 4)})
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+@needs_node
 def test_es_module_takes_sizes_and_refuses_out_of_range(tmp_path):
     """NAME.mjs of a wasm32 build: run(feeds) reads S off an input's length, run(feeds, sizes) takes it, outputs
     come back at their shapes, and a size outside the range throws a RangeError before anything runs; the node

@@ -6,7 +6,6 @@ test-artifacts/browser-sample.png. The one-case-per-op sweep on these runners is
 """
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,26 +19,13 @@ from mlcc.errors import RunError
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import compare, reference_outputs
 from tests.golden import check_model, rand
+from tests.web_runners import needs_chromium, needs_node
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "digits_cnn.onnx"
 SAMPLE_PAGE = ROOT / "samples" / "browser"
 ARTIFACTS = ROOT / "test-artifacts"
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
-
-
-def _chromium_missing() -> bool:
-    from mlcc.runners.devtools import find_chromium
-
-    try:
-        find_chromium()
-    except RunError:
-        return True
-    return False
-
-
-needs_chromium = pytest.mark.skipif(_chromium_missing(), reason="Chromium is not installed (scripts/test.sh installs it)")
 WEB_RUNNERS = [pytest.param("wasm32@node", marks=needs_node), pytest.param("wasm32@chromium", marks=needs_chromium)]
 
 
