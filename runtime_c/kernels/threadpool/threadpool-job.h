@@ -1,11 +1,14 @@
 /* The job protocol both runtime pools share (threadpool-pthreads.c, threadpool-wasm-workers.c); each pool
  * keeps only how its threads wait for a job and how the caller waits for the last tasks.
  *
- * One job at a time: its task and arguments, and a 64-bit state word holding the job's generation, its task
- * count and the next task to claim. A thread claims task i by a compare-and-swap of the state from i to
- * i + 1 within the job's generation, so a thread that wakes late finds the job's tasks all claimed and
+ * One job at a time: its task and arguments, and a 64-bit state word holding the job's generation and the
+ * tasks not yet claimed, [front, back). The caller claims from the front and the workers from the back, each
+ * by a compare-and-swap of the whole word, so a thread that wakes late finds the job's tasks all claimed and
  * claims nothing; the task and arguments read after a claim are the claimed job's (the caller publishes a
- * new job only after every task of the last one has finished). */
+ * new job only after every task of the last one has finished). The two ends keep a step's first tasks (its
+ * first output rows, pixels or columns) on the caller and its last on the workers from one step to the
+ * next, so the rows a thread writes are, mostly, the rows it reads in the next step, still in its core's
+ * cache; taken in turn from one end, every other task moved between cores at every step. */
 #ifndef MLCC_THREADPOOL_JOB_H
 #define MLCC_THREADPOOL_JOB_H
 
@@ -17,8 +20,8 @@
 #define JOB_INDEX_MASK ((UINT64_C(1) << JOB_INDEX_BITS) - 1u)
 #define JOB_MAX_TASKS JOB_INDEX_MASK
 #define JOB_GENERATION(s) ((s) >> (2u * JOB_INDEX_BITS))
-#define JOB_COUNT(s) (((s) >> JOB_INDEX_BITS) & JOB_INDEX_MASK)
-#define JOB_NEXT(s) ((s) & JOB_INDEX_MASK)
+#define JOB_BACK(s) (((s) >> JOB_INDEX_BITS) & JOB_INDEX_MASK)
+#define JOB_FRONT(s) ((s) & JOB_INDEX_MASK)
 
 typedef void (*job_task_fn)(void *args, size_t i);
 
@@ -63,15 +66,17 @@ static inline uint64_t job_publish(struct job *job, job_task_fn task, void *args
     return generation;
 }
 
-/* Claims and runs tasks of the current job until none is left unclaimed, counting each in `ran` (if not
- * NULL) before it counts as done. */
-static inline void job_run_tasks(struct job *job, _Atomic uint32_t *ran)
+/* Claims and runs tasks of the current job until none is left unclaimed, from the front (the caller) or the
+ * back (workers), counting each in `ran` (if not NULL) before it counts as done. */
+static inline void job_run_tasks(struct job *job, int from_back, _Atomic uint32_t *ran)
 {
     uint64_t s = atomic_load(&job->state);
-    while (JOB_NEXT(s) < JOB_COUNT(s)) {
-        if (!atomic_compare_exchange_weak(&job->state, &s, s + 1u)) continue;
+    while (JOB_FRONT(s) < JOB_BACK(s)) {
+        const uint64_t claimed = from_back ? s - (UINT64_C(1) << JOB_INDEX_BITS) : s + 1u;
+        if (!atomic_compare_exchange_weak(&job->state, &s, claimed)) continue;
+        const size_t i = (size_t)(from_back ? JOB_BACK(s) - 1u : JOB_FRONT(s));
         const job_task_fn task = atomic_load_explicit(&job->task, memory_order_relaxed);
-        task(atomic_load_explicit(&job->args, memory_order_relaxed), (size_t)JOB_NEXT(s));
+        task(atomic_load_explicit(&job->args, memory_order_relaxed), i);
         if (ran != NULL) atomic_fetch_add_explicit(ran, 1u, memory_order_relaxed);
         atomic_fetch_add(&job->done, 1u);
         s = atomic_load(&job->state);

@@ -64,7 +64,7 @@ static void *worker(void *pool_)
         }
         if (atomic_load(&pool->stop)) return NULL;
         seen = job_generation(&pool->job);
-        job_run_tasks(&pool->job, NULL);
+        job_run_tasks(&pool->job, 1, NULL);
     }
 }
 
@@ -82,7 +82,7 @@ void mlcc_threadpool_parallel_for(void *ctx, void (*task)(void *args, size_t i),
     if (job_run_inline(pool == NULL ? 1u : pool->threads, task, args, n)) return;
     job_publish(&pool->job, task, args, n);
     wake_sleepers(pool);
-    job_run_tasks(&pool->job, NULL);
+    job_run_tasks(&pool->job, 0, NULL);
     const uint64_t until = now_ns() + CALLER_SPIN_NS;
     for (unsigned spins = 1; !job_finished(&pool->job, n); ++spins) {
         if (spins % 64u != 0 || now_ns() < until) CPU_RELAX();

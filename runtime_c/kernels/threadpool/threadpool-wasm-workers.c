@@ -48,7 +48,7 @@ static void pool_parallel_for(void *ctx, void (*task)(void *args, size_t i), voi
     atomic_store(&pool.generation, (uint32_t)job_publish(&pool.job, task, args, n));
     if (atomic_load(&pool.sleepers) != 0u)
         __builtin_wasm_memory_atomic_notify((int *)&pool.generation, UINT32_MAX);
-    job_run_tasks(&pool.job, NULL);
+    job_run_tasks(&pool.job, 0, NULL);
     while (!job_finished(&pool.job, n)) SPIN_BARRIER();  /* the tasks left are running on workers */
 }
 
@@ -77,7 +77,7 @@ EXPORT("mlcc_wasm_pool_work") void mlcc_wasm_pool_work(void)
             continue;
         }
         seen = atomic_load(&pool.generation);
-        job_run_tasks(&pool.job, &pool.worker_tasks);
+        job_run_tasks(&pool.job, 1, &pool.worker_tasks);
     }
 }
 
