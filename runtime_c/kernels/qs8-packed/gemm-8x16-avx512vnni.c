@@ -48,80 +48,84 @@ struct panels {
 /* a mlcc_qs8_packed_panel_fn for tiles of two panels: columns [j, j + nr), nr <= 32 */
 static inline void panels_of(void *state, const int8_t *base, size_t j, size_t nr, const struct mlcc_qs8_requant *rq) {
     struct panels *ps = state;
-    panel_of(&ps->p[0], base, j, MLCC_MIN(nr, MLCC_QS8_PACKED_NR), rq);
     ps->two = nr > MLCC_QS8_PACKED_NR;
+    panel_of(&ps->p[0], base, j, MLCC_MIN(nr, MLCC_QS8_PACKED_NR), rq);
     if (ps->two) panel_of(&ps->p[1], base + ps->panel_bytes, j + MLCC_QS8_PACKED_NR, nr - MLCC_QS8_PACKED_NR, rq);
+}
+
+/* One accumulator's 16 lanes requantized, plus the zero point, clamped */
+static inline __attribute__((always_inline)) __m512i requantize(__m512i acc, const struct panel *pn,
+                                                                const struct mlcc_qs8_requant *rq) {
+    const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc, pn->multiplier), pn->round_even), pn->s_even);
+    const __m512i odd = _mm512_srav_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), pn->mult_odd), pn->round_odd), pn->s_odd);
+    const __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, _mm512_set1_epi32(rq->y_zero)),
+                                             _mm512_set1_epi32(rq->y_min)), _mm512_set1_epi32(rq->y_max));
 }
 
 /* One row of one panel's accumulators requantized and stored (a value, not the array: the accumulators stay
  * in registers through the loops) */
 static inline __attribute__((always_inline)) void store_row(__m512i acc, const struct panel *pn, uint8_t *c,
                                                             const struct mlcc_qs8_requant *rq) {
-    const __m512i zero_point = _mm512_set1_epi32(rq->y_zero);
-    const __m512i low = _mm512_set1_epi32(rq->y_min), high = _mm512_set1_epi32(rq->y_max);
-    const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc, pn->multiplier), pn->round_even), pn->s_even);
-    const __m512i odd = _mm512_srav_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), pn->mult_odd), pn->round_odd), pn->s_odd);
-    __m512i v = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
-    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zero_point), low), high);
-    _mm_mask_storeu_epi8(c, pn->columns, _mm512_cvtepi32_epi8(v));
+    _mm_mask_storeu_epi8(c, pn->columns, _mm512_cvtepi32_epi8(requantize(acc, pn, rq)));
 }
 
-/* `mr` rows (a constant where it is inlined: 8, then 1 for the rest) times one panel */
-static inline __attribute__((always_inline)) void tile(size_t mr, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
-                                                       const struct panel *pn, uint8_t *c, size_t ldc,
-                                                       const struct mlcc_qs8_requant *rq) {
-    __m512i acc[MR];
-    for (size_t r = 0; r < mr; ++r) acc[r] = pn->start;
-    mlcc_qs8_vnni_accumulate(mr, a, lda, k, flip, pn->weights, acc);
-    for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
-}
-
-static inline __m512i broadcast_quad(const uint8_t *p, uint32_t flip) {
+static inline int32_t quad_at(const uint8_t *p, uint32_t flip) {
     int32_t bytes;
     memcpy(&bytes, p, 4);
-    return _mm512_set1_epi32(bytes ^ (int32_t)flip);
+    return bytes ^ (int32_t)flip;
 }
+
+static inline __m512i broadcast_quad(const uint8_t *p, uint32_t flip) { return _mm512_set1_epi32(quad_at(p, flip)); }
 
 /* The accumulators of 8 rows are named, not an array (an array indexed in the nested loops was kept in memory,
  * a 64-byte store per row and quad) */
 #define EACH_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-/* 8 rows times two panels side by side: each row's quad broadcast once for both */
-static inline __attribute__((always_inline)) void tile8x2(const uint8_t *a, size_t lda, size_t k, uint32_t flip,
-                                                          const struct panel *pn, uint8_t *c, size_t ldc,
-                                                          const struct mlcc_qs8_requant *rq) {
-#define START2(r) __m512i acc##r = pn[0].start, bcc##r = pn[1].start;
-    EACH_ROW(START2)
+/* The tiles' steps, over `src##r`, row r's bytes of the current quad, and the quad's weights ws0 (ws1: the second
+ * panel's, where `two`, a constant where inlined: each row's quad is broadcast once for both panels) */
+#define START(r) __m512i acc##r = pn[0].start, bcc##r = pn[two].start;
+#define MULTIPLY(r)                                             \
+    {                                                           \
+        const __m512i x = broadcast_quad(src##r, flip);         \
+        acc##r = _mm512_dpbusd_epi32(acc##r, x, ws0);           \
+        if (two) bcc##r = _mm512_dpbusd_epi32(bcc##r, x, ws1);  \
+    }
+#define STORE(r)                                                                \
+    store_row(acc##r, &pn[0], c + r * ldc, rq);                                 \
+    if (two) store_row(bcc##r, &pn[1], c + r * ldc + MLCC_QS8_PACKED_NR, rq);
+
+/* 8 rows of bytes (lda apart, k deep) times one panel or two */
+static inline __attribute__((always_inline)) void rows_tile8(bool two, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
+                                                             const struct panel *pn, uint8_t *c, size_t ldc,
+                                                             const struct mlcc_qs8_requant *rq) {
+    EACH_ROW(START)
     const size_t k4 = k / 4;
     for (size_t q = 0; q < k4; ++q) {
-        const __m512i w0 = _mm512_loadu_si512(pn[0].weights + q * 64), w1 = _mm512_loadu_si512(pn[1].weights + q * 64);
-#define MULTIPLY2(r)                                                   \
-        {                                                              \
-            const __m512i x = broadcast_quad(a + r * lda + 4 * q, flip); \
-            acc##r = _mm512_dpbusd_epi32(acc##r, x, w0);               \
-            bcc##r = _mm512_dpbusd_epi32(bcc##r, x, w1);               \
-        }
-        EACH_ROW(MULTIPLY2)
+        const __m512i ws0 = _mm512_loadu_si512(pn[0].weights + q * 64), ws1 = _mm512_loadu_si512(pn[two].weights + q * 64);
+#define SOURCE(r) const uint8_t *src##r = a + r * lda + 4 * q;
+        EACH_ROW(SOURCE)
+#undef SOURCE
+        EACH_ROW(MULTIPLY)
     }
-    if (4 * k4 < k) {
-        const __m512i w0 = _mm512_loadu_si512(pn[0].weights + k4 * 64), w1 = _mm512_loadu_si512(pn[1].weights + k4 * 64);
-#define LAST2(r)                                                                                     \
-        {                                                                                            \
-            const __m512i x = _mm512_set1_epi32((int32_t)mlcc_qs8_row_quad(a + r * lda, k4, k, flip)); \
-            acc##r = _mm512_dpbusd_epi32(acc##r, x, w0);                                             \
-            bcc##r = _mm512_dpbusd_epi32(bcc##r, x, w1);                                             \
-        }
-        EACH_ROW(LAST2)
+    if (4 * k4 < k) {  /* the last quad's bytes gathered, zero past k */
+        const __m512i ws0 = _mm512_loadu_si512(pn[0].weights + k4 * 64), ws1 = _mm512_loadu_si512(pn[two].weights + k4 * 64);
+#define SOURCE(r) uint32_t quad##r = mlcc_qs8_row_quad(a + r * lda, k4, k, 0); const uint8_t *src##r = (const uint8_t *)&quad##r;
+        EACH_ROW(SOURCE)
+#undef SOURCE
+        EACH_ROW(MULTIPLY)
     }
-#define STORE2(r)                                                 \
-    store_row(acc##r, &pn[0], c + r * ldc, rq);                   \
-    store_row(bcc##r, &pn[1], c + r * ldc + MLCC_QS8_PACKED_NR, rq);
-    EACH_ROW(STORE2)
-#undef START2
-#undef MULTIPLY2
-#undef LAST2
-#undef STORE2
+    EACH_ROW(STORE)
+}
+
+/* `mr` rows (fewer than 8) times one panel */
+static inline void rows_tile_short(size_t mr, const uint8_t *a, size_t lda, size_t k, uint32_t flip,
+                                   const struct panel *pn, uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
+    __m512i acc[MR];
+    for (size_t r = 0; r < mr; ++r) acc[r] = pn->start;
+    mlcc_qs8_vnni_accumulate(mr, a, lda, k, flip, pn->weights, acc);
+    for (size_t r = 0; r < mr; ++r) store_row(acc[r], pn, c + r * ldc, rq);
 }
 
 /* a mlcc_qs8_packed_tile_fn: rows of bytes ^ a_flip ^ 0x80 */
@@ -131,17 +135,19 @@ static inline __attribute__((always_inline)) void rows_tile(size_t mr, const voi
     const uint8_t *a = rows->a + i * rows->lda;
     const uint32_t flip = (uint32_t)(rows->a_flip ^ 0x80) * 0x01010101u;
     const struct panels *ps = state;
-    if (mr == MR && ps->two) {
+    if (mr < MR) {
+        rows_tile_short(mr, a, rows->lda, rows->k, flip, &ps->p[0], c, ldc, rq);
+        if (ps->two) rows_tile_short(mr, a, rows->lda, rows->k, flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, ldc, rq);
+    } else if (ps->two) {
         if (flip == 0) {  /* uint8 activations are vpdpbusd's operand as they are: broadcast from memory */
-            tile8x2(a, rows->lda, rows->k, 0, ps->p, c, ldc, rq);
+            rows_tile8(true, a, rows->lda, rows->k, 0, ps->p, c, ldc, rq);
         } else {
-            tile8x2(a, rows->lda, rows->k, flip, ps->p, c, ldc, rq);
+            rows_tile8(true, a, rows->lda, rows->k, flip, ps->p, c, ldc, rq);
         }
-    } else if (mr == MR && flip == 0) {
-        tile(MR, a, rows->lda, rows->k, 0, &ps->p[0], c, ldc, rq);
+    } else if (flip == 0) {
+        rows_tile8(false, a, rows->lda, rows->k, 0, ps->p, c, ldc, rq);
     } else {
-        tile(mr, a, rows->lda, rows->k, flip, &ps->p[0], c, ldc, rq);
-        if (ps->two) tile(mr, a, rows->lda, rows->k, flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, ldc, rq);
+        rows_tile8(false, a, rows->lda, rows->k, flip, ps->p, c, ldc, rq);
     }
 }
 
@@ -155,63 +161,29 @@ void mlcc_qs8_packed_gemm__avx512vnni(size_t m, size_t n, size_t k, const uint8_
     }
 }
 
-/* 8 rows whose taps are read where the pointers say (channels a multiple of 4) times one panel */
-static inline __attribute__((always_inline)) void tile_indirect8(const uint8_t *const *rows, size_t taps, size_t channels,
-                                                                 uint32_t flip, const struct panel *pn, uint8_t *c,
-                                                                 size_t ldc, const struct mlcc_qs8_requant *rq) {
-#define START(r) __m512i acc##r = pn->start;
+/* 8 rows whose taps are read where the pointers say (channels a multiple of 4) times one panel or two */
+static inline __attribute__((always_inline)) void taps_tile8(bool two, const uint8_t *const *rows, size_t taps,
+                                                             size_t channels, uint32_t flip, const struct panel *pn,
+                                                             uint8_t *c, size_t ldc, const struct mlcc_qs8_requant *rq) {
     EACH_ROW(START)
-    const int8_t *weights = pn->weights;
+    const int8_t *w0 = pn[0].weights, *w1 = pn[two].weights;
     for (size_t t = 0; t < taps; ++t) {
-#define SOURCE(r) const uint8_t *src##r = rows[r * taps + t];
-        EACH_ROW(SOURCE)
-        for (size_t p = 0; p < channels; p += 4, weights += 64) {
-            const __m512i ws = _mm512_loadu_si512(weights);
-#define MULTIPLY(r) acc##r = _mm512_dpbusd_epi32(acc##r, broadcast_quad(src##r + p, flip), ws);
+#define TAP(r) const uint8_t *tap##r = rows[r * taps + t];
+        EACH_ROW(TAP)
+#undef TAP
+        for (size_t p = 0; p < channels; p += 4, w0 += 64, w1 += 64) {
+            const __m512i ws0 = _mm512_loadu_si512(w0), ws1 = _mm512_loadu_si512(w1);
+#define SOURCE(r) const uint8_t *src##r = tap##r + p;
+            EACH_ROW(SOURCE)
+#undef SOURCE
             EACH_ROW(MULTIPLY)
         }
     }
-#define STORE(r) store_row(acc##r, pn, c + r * ldc, rq);
     EACH_ROW(STORE)
-#undef START
-#undef SOURCE
-#undef MULTIPLY
-#undef STORE
-}
-
-/* 8 rows' taps times two panels side by side: each broadcast quad feeds both */
-static inline __attribute__((always_inline)) void tile_indirect8x2(const uint8_t *const *rows, size_t taps, size_t channels,
-                                                                   uint32_t flip, const struct panel *pn, uint8_t *c,
-                                                                   size_t ldc, const struct mlcc_qs8_requant *rq) {
-#define START2(r) __m512i acc##r = pn[0].start, bcc##r = pn[1].start;
-    EACH_ROW(START2)
-    const int8_t *w0 = pn[0].weights, *w1 = pn[1].weights;
-    for (size_t t = 0; t < taps; ++t) {
-#define SOURCE(r) const uint8_t *src##r = rows[r * taps + t];
-        EACH_ROW(SOURCE)
-        for (size_t p = 0; p < channels; p += 4, w0 += 64, w1 += 64) {
-            const __m512i ws0 = _mm512_loadu_si512(w0), ws1 = _mm512_loadu_si512(w1);
-#define MULTIPLY2(r)                                          \
-            {                                                 \
-                const __m512i x = broadcast_quad(src##r + p, flip); \
-                acc##r = _mm512_dpbusd_epi32(acc##r, x, ws0); \
-                bcc##r = _mm512_dpbusd_epi32(bcc##r, x, ws1); \
-            }
-            EACH_ROW(MULTIPLY2)
-        }
-    }
-#define STORE2(r)                                \
-    store_row(acc##r, &pn[0], c + r * ldc, rq);  \
-    store_row(bcc##r, &pn[1], c + r * ldc + MLCC_QS8_PACKED_NR, rq);
-    EACH_ROW(STORE2)
-#undef START2
-#undef SOURCE
-#undef MULTIPLY2
-#undef STORE2
 }
 
 /* one row the same way */
-static inline void tile_indirect1(const uint8_t *const *rows, size_t taps, size_t channels, uint32_t flip,
+static inline void taps_tile1(const uint8_t *const *rows, size_t taps, size_t channels, uint32_t flip,
                                   const struct panel *pn, uint8_t *c, const struct mlcc_qs8_requant *rq) {
     __m512i acc = pn->start;
     const int8_t *weights = pn->weights;
@@ -237,18 +209,18 @@ static inline __attribute__((always_inline)) void taps_tile(size_t mr, const voi
     const struct panels *ps = state;
     const uint8_t *const *rows = t->rows + i * t->taps;
     if (mr < MR) {
-        tile_indirect1(rows, t->taps, t->channels, t->flip, &ps->p[0], c, rq);
-        if (ps->two) tile_indirect1(rows, t->taps, t->channels, t->flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, rq);
+        taps_tile1(rows, t->taps, t->channels, t->flip, &ps->p[0], c, rq);
+        if (ps->two) taps_tile1(rows, t->taps, t->channels, t->flip, &ps->p[1], c + MLCC_QS8_PACKED_NR, rq);
     } else if (ps->two) {
         if (t->flip == 0) {  /* uint8 activations: vpdpbusd's operand as they are */
-            tile_indirect8x2(rows, t->taps, t->channels, 0, ps->p, c, ldc, rq);
+            taps_tile8(true, rows, t->taps, t->channels, 0, ps->p, c, ldc, rq);
         } else {
-            tile_indirect8x2(rows, t->taps, t->channels, t->flip, ps->p, c, ldc, rq);
+            taps_tile8(true, rows, t->taps, t->channels, t->flip, ps->p, c, ldc, rq);
         }
     } else if (t->flip == 0) {
-        tile_indirect8(rows, t->taps, t->channels, 0, &ps->p[0], c, ldc, rq);
+        taps_tile8(false, rows, t->taps, t->channels, 0, ps->p, c, ldc, rq);
     } else {
-        tile_indirect8(rows, t->taps, t->channels, t->flip, &ps->p[0], c, ldc, rq);
+        taps_tile8(false, rows, t->taps, t->channels, t->flip, ps->p, c, ldc, rq);
     }
 }
 
