@@ -12,6 +12,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.ops.test_ml_ops import complete_trees
+
 ROOT = Path(__file__).resolve().parents[2]
 F = TensorProto.FLOAT
 
@@ -114,19 +116,8 @@ def tree_ensemble() -> onnx.ModelProto:
     """A classical-ML model: an ai.onnx.ml TreeEnsemble regressor (3 trees of depth 3) and an ArgMax over its scores."""
     rng = np.random.default_rng(50)
     trees, depth, features, targets = 3, 3, 4, 3
-    inner, leaves = 2 ** depth - 1, 2 ** depth
-    attrs = {k: [] for k in ("nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids", "nodes_trueleafs",
-                             "nodes_falseleafs", "tree_roots", "leaf_targetids")}
-    for t in range(trees):
-        attrs["tree_roots"].append(t * inner)
-        for i in range(inner):
-            for side, child in (("true", 2 * i + 1), ("false", 2 * i + 2)):
-                leaf = child >= inner
-                attrs[f"nodes_{side}leafs"].append(int(leaf))
-                attrs[f"nodes_{side}nodeids"].append(t * leaves + child - inner if leaf else t * inner + child)
-        attrs["nodes_featureids"] += rng.integers(0, features, inner).tolist()
-        attrs["leaf_targetids"] += rng.integers(0, targets, leaves).tolist()
-    count = trees * inner
+    attrs = complete_trees(rng, trees, depth, features, targets)
+    count, leaves = trees * (2 ** depth - 1), 2 ** depth
     attrs.update(n_targets=targets, aggregate_function=1,
                  nodes_modes=numpy_helper.from_array(np.zeros(count, np.uint8), "nodes_modes"),
                  nodes_splits=numpy_helper.from_array(rng.uniform(-1, 1, count).astype(np.float32), "nodes_splits"),

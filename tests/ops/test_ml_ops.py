@@ -65,10 +65,9 @@ def test_tf_idf_vectorizer_string_pool_unsupported(tmp_path):
 
 
 # --- TreeEnsemble ---------------------------------------------------------------------------------
-def forest(trees=3, depth=3, features=4, targets=2, modes=(0, 1, 2, 3, 4, 5), seed=0, dtype=np.float32,
-           tracks=False) -> dict:
-    """Attributes of `trees` complete binary trees of `depth` levels over integer-valued splits."""
-    rng = np.random.default_rng(seed)
+def complete_trees(rng: np.random.Generator, trees: int, depth: int, features: int, targets: int) -> dict:
+    """TreeEnsemble's structure attributes of `trees` complete binary trees of `depth` levels (the nodes in
+    heap order, tree after tree): each node's feature and each leaf's target random."""
     inner, leaves = 2 ** depth - 1, 2 ** depth
     attrs = {k: [] for k in ("nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids", "nodes_trueleafs",
                              "nodes_falseleafs", "tree_roots", "leaf_targetids")}
@@ -81,7 +80,15 @@ def forest(trees=3, depth=3, features=4, targets=2, modes=(0, 1, 2, 3, 4, 5), se
                 attrs[f"nodes_{side}nodeids"].append(t * leaves + child - inner if leaf else t * inner + child)
         attrs["nodes_featureids"] += rng.integers(0, features, inner).tolist()
         attrs["leaf_targetids"] += rng.integers(0, targets, leaves).tolist()
-    n = trees * inner
+    return attrs
+
+
+def forest(trees=3, depth=3, features=4, targets=2, modes=(0, 1, 2, 3, 4, 5), seed=0, dtype=np.float32,
+           tracks=False) -> dict:
+    """Attributes of `trees` complete binary trees of `depth` levels over integer-valued splits."""
+    rng = np.random.default_rng(seed)
+    attrs = complete_trees(rng, trees, depth, features, targets)
+    n, leaves = trees * (2 ** depth - 1), 2 ** depth
     attrs.update(
         n_targets=targets,
         nodes_modes=numpy_helper.from_array(rng.choice(modes, n).astype(np.uint8), "nodes_modes"),
