@@ -126,6 +126,12 @@ def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: 
     row["split_share"] = split / sum(s["ms1"] for s in row["steps"])
     row["bound"] = 1.0 / (1.0 - row["split_share"] + row["split_share"] / threads)
     row["workers_share"] = row["steps"][0]["workers_share"] if row["steps"] else 0.0
+    # the split steps' tasks run one by one on one thread: the work splitting adds, and their schedule on N
+    # free cores (no memory contention, no cache lines crossing cores): what the cut into tasks allows
+    tasks_ms = sum(sum(s["task_ms"]) for s in row["steps"] if s["tasks"])
+    row["split_work"] = tasks_ms / split if split else 1.0
+    scheduled = sum(scheduled_ms(s["task_ms"], threads) if s["tasks"] else s["ms1"] for s in row["steps"])
+    row["scheduled"] = sum(s["ms1"] for s in row["steps"]) / scheduled
     if not steps_only:
         row["rounds"] = {key: [round(v, 3) for v in values] for key, values in cells.items()}
     return row
@@ -143,17 +149,20 @@ def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat:
     target, feeds, count = resolve(report["target"]), random_feeds(report), max(len(report["steps"]), 1)
     one, many = (HostProfiled(folder, report, target, feeds, count),
                  HostProfiled(folder, report, target, feeds, count, threads=threads))
-    one.run(2), many.run(2)
-    walls1, wallsN, calls, tasks, busy = [], [], [], [], []
+    one.run(2), many.run(2), many.run_serial(2)
+    walls1, wallsN, calls, tasks, busy, serial = [], [], [], [], [], []
     for r in range(max(rounds, 2)):
-        for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+        for k in ((0, 1, 2) if r % 2 == 0 else (2, 1, 0)):
             if k == 0:
                 walls1.append(one.run(repeat)[1])
-            else:
+            elif k == 1:
                 _, steps_ns, _, c, t, b = many.run_tasks(repeat)
                 wallsN.append(steps_ns), calls.append(c), tasks.append(t), busy.append(b)
+            else:
+                serial.append(many.run_serial(repeat)[3])
     n = len(report["steps"])
     ms = {key: np.median(np.concatenate(v), axis=0)[:n] / 1e6 for key, v in (("ms1", walls1), ("msN", wallsN))}
+    task_ms = np.median(np.concatenate(serial), axis=0)[:n] / 1e6
     busy_ns = np.concatenate(busy)[:, :n, :]
     work, busiest = np.median(busy_ns.sum(axis=2), axis=0) / 1e6, np.median(busy_ns.max(axis=2), axis=0) / 1e6
     worker = busy_ns[:, :, 1:].sum() / max(busy_ns.sum(), 1)  # the workers' part of all time in tasks
@@ -161,8 +170,24 @@ def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat:
     return [{"step": i, "node": s["node"], "op": s["op"], "parallel": bool(s.get("parallel")),
              "ms1": round(float(ms["ms1"][i]), 4), "msN": round(float(ms["msN"][i]), 4),
              "handoffs": int(calls_[i]), "tasks": int(tasks_[i]), "work": round(float(work[i]), 4),
-             "busiest": round(float(busiest[i]), 4), "workers_share": round(float(worker), 3)}
+             "busiest": round(float(busiest[i]), 4), "workers_share": round(float(worker), 3),
+             "task_ms": [round(float(t), 4) for t in task_ms[i, :int(tasks_[i])]]}
             for i, s in enumerate(report["steps"])]
+
+
+def scheduled_ms(task_ms: list[float], threads: int, start_ms: float = 0.001) -> float:
+    """A step's time on `threads` free cores from its tasks' one-thread times, claimed as the pool claims
+    them: the caller from the front, workers (starting `start_ms` later, woken) from the back."""
+    front, back, free = 0, len(task_ms), [0.0] + [start_ms] * (threads - 1)
+    while front < back:
+        k = min(range(threads), key=free.__getitem__)
+        if k == 0:
+            free[k] += task_ms[front]
+            front += 1
+        else:
+            back -= 1
+            free[k] += task_ms[back]
+    return max(free)
 
 
 def _lost(s: dict, threads: int) -> tuple[float, float, float]:
@@ -204,7 +229,7 @@ def steps_table(row: dict, threads: int) -> str:
 
 
 def table(rows: list[dict], threads: int) -> str:
-    lines = [f"| model | mlcc 1 ms | mlcc {threads} ms | mlcc speedup | split share, bound | ORT 1 ms | ORT {threads} ms "
+    lines = [f"| model | mlcc 1 ms | mlcc {threads} ms | mlcc speedup | split share, bound, schedule | ORT 1 ms | ORT {threads} ms "
              f"| ORT speedup | mlcc {threads} / ORT {threads} | wasm 1 ms | wasm {threads} ms | wasm speedup (best runs) "
              "| load before, after |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -216,7 +241,8 @@ def table(rows: list[dict], threads: int) -> str:
         if "mlcc1" in r:
             speedup, ort_speedup, ratio = r["mlcc1"] / r["mlccN"], r["ort1"] / r["ortN"], r["mlccN"] / r["ortN"]
             native = [f"{r['mlcc1']:.2f}", f"{r['mlccN']:.2f}", f"**{speedup:.2f}x**",
-                      f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x", f"{r['ort1']:.2f}", f"{r['ortN']:.2f}",
+                      f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x, {r['scheduled']:.2f}x",
+                      f"{r['ort1']:.2f}", f"{r['ortN']:.2f}",
                       f"{ort_speedup:.2f}x", f"**{ratio:.2f}**"]
         wasm = ["", "", ""]
         if "wasm1" in r:
@@ -248,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
                       wasm=not args.no_wasm, steps_only=args.steps_only) for name in args.models.split(",")]
     if args.steps_only:
         for r in rows:
-            print(f"## {r['model']} (workers' share {100 * r.get('workers_share', 0):.0f}%)\n\n"
+            print(f"## {r['model']} (workers' share {100 * r.get('workers_share', 0):.0f}%; split steps' tasks one "
+                  f"by one {100 * (r.get('split_work', 1) - 1):+.1f}% work; their schedule {r.get('scheduled', 0):.2f}x)\n\n"
                   f"{r.get('error') or steps_table(r, args.threads)}\n")
         return 0
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -261,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         "(mlcc 1, mlcc N, ORT 1, ORT N in each). mlcc N is NAME_run_parallel on the runtime's pthreads pool; "
         f"ORT N is onnxruntime with intra_op_num_threads = {args.threads}. Split share: the part of a one-thread "
         "run (mlcc bench --profile) in steps NAME_run_parallel cuts into tasks; bound: Amdahl's speedup for it "
-        f"on {args.threads} free cores. wasm 1, wasm N: a wasm32-threads build under node {_node_version()}, "
+        f"on {args.threads} free cores; schedule: the speedup the tasks allow, each step's tasks timed one by one "
+        "on one thread and scheduled as the pool claims them on free cores (what is left is memory: contention "
+        "and cache lines crossing cores). wasm 1, wasm N: a wasm32-threads build under node {_node_version()}, "
         "NAME.mjs loaded with threads 1 (NAME_run_v) and N (its pool of worker_threads), alternating run by run "
         "in one process, wall-time medians of the rounds' medians; in brackets the speedup of the fastest "
         "runs, nearer an idle machine's when other jobs hold the cores.", "",
@@ -274,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         "hand-off, wait (the rest: publishing and waking, waiting for a thread that had no core). Workers' share: "
         "the part of all time in tasks the pool's workers ran (1 - 1/N when every thread found a core).", "",
         *[f"## {r['model']}: per step, 1 and {args.threads} threads (workers' share "
-          f"{100 * r['workers_share']:.0f}%)\n\n{steps_table(r, args.threads)}\n" for r in rows if "steps" in r],
+          f"{100 * r['workers_share']:.0f}%; split steps' tasks one by one {100 * (r['split_work'] - 1):+.1f}% "
+          f"work)\n\n{steps_table(r, args.threads)}\n" for r in rows if "steps" in r],
         *(["Load averages above the machine's CPUs: other jobs held the cores, so a second thread found one only "
            "part of the time and each timed column swung with their load between rounds. The speedups above are "
            "the load's; the bound column (from the split steps' share) is what the code allows.", ""]

@@ -155,7 +155,10 @@ _LINKED_PARALLEL_CDEF = """
 int mlcc_bench_linked_parallel(const void *const *inputs, void *const *outputs, void *arena, unsigned threads,
                                int repeat, uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
 int mlcc_bench_profile_tasks(uint64_t *calls, uint64_t *tasks, uint64_t *busy_ns);
+int mlcc_bench_linked_serial(const void *const *inputs, void *const *outputs, void *arena, unsigned threads,
+                             int repeat, uint64_t *total_ns, uint64_t *steps_ns, uint64_t *task_ns);
 """
+_SERIAL_TASKS = 64  # mlcc_bench.c's SERIAL_TASKS: tasks per step timed one by one
 _PROFILE_SLOTS = 8  # mlcc_bench.c's PROFILE_SLOTS: threads whose time in tasks is told apart
 
 
@@ -317,6 +320,27 @@ class HostProfiled:
         return (*timed, _u64s(ffi, calls, count * steps).reshape(count, steps),
                 _u64s(ffi, tasks, count * steps).reshape(count, steps),
                 _u64s(ffi, busy, count * steps * _PROFILE_SLOTS).reshape(count, steps, _PROFILE_SLOTS))
+
+    def run_serial(self, count: int) -> tuple[np.ndarray, ...]:
+        """`count` calls with the steps cut into tasks as for `threads` threads, every task run in turn on the
+        calling thread: each call's ns, per step ([count, steps]), its tasks ([count, steps]) and each task's
+        ns ([count, steps, 64], the first 64 of a step)."""
+        ffi, steps, n = self.ffi, self.steps, max(count, 1)
+        total, per_step = ffi.new("uint64_t[]", n), ffi.new("uint64_t[]", n * steps)
+        calls, tasks, busy = (ffi.new("uint64_t[]", n * steps), ffi.new("uint64_t[]", n * steps),
+                              ffi.new("uint64_t[]", n * steps * _PROFILE_SLOTS))
+        task_ns = ffi.new("uint64_t[]", n * steps * _SERIAL_TASKS)
+        self.lib.mlcc_bench_profile_tasks(calls, tasks, busy)
+        try:
+            status = self.lib.mlcc_bench_linked_serial(*self._ptrs, self._arena, self.threads, count, total, per_step,
+                                                       task_ns)
+        finally:
+            self.lib.mlcc_bench_profile_tasks(ffi.NULL, ffi.NULL, ffi.NULL)
+        if status != 0:
+            raise RunError(f"{self.name}_run_parallel returned status {status}")
+        return (_u64s(ffi, total, count), _u64s(ffi, per_step, count * steps).reshape(count, steps),
+                _u64s(ffi, tasks, count * steps).reshape(count, steps),
+                _u64s(ffi, task_ns, count * steps * _SERIAL_TASKS).reshape(count, steps, _SERIAL_TASKS))
 
 
 @_profiler("host")

@@ -179,6 +179,27 @@ static void profiled_parallel_for(void *ctx, void (*task)(void *args, size_t i),
     inner->parallel_for(inner->ctx, profiled_task, &job, n);
 }
 
+/* Serial: the steps cut into tasks as for N threads, every task run in turn on the calling thread and timed
+ * alone, each step's first SERIAL_TASKS in serial_ns (what a schedule of N threads is simulated from). */
+#define SERIAL_TASKS 64
+static uint64_t serial_ns[MLCC_PROFILE_STEPS][SERIAL_TASKS];
+static uint64_t *out_serial_ns;
+
+static void serial_parallel_for(void *ctx, void (*task)(void *args, size_t i), void *args, size_t n)
+{
+    (void)ctx;
+    const uint64_t first = step_tasks[current_step];
+    step_calls[current_step] += 1u;
+    step_tasks[current_step] += n;
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t start = now_ns();
+        task(args, i);
+        const uint64_t ns = now_ns() - start;
+        step_busy_ns[current_step][0] += ns;
+        if (first + i < SERIAL_TASKS) serial_ns[current_step][first + i] = ns;
+    }
+}
+
 static uint64_t *out_calls, *out_tasks, *out_busy_ns;
 
 /* Where mlcc_bench_linked_parallel stores each timed call's counts: calls[repeat][steps],
@@ -198,9 +219,35 @@ static void store_tasks(int r)
         memcpy(out_tasks + (size_t)r * MLCC_PROFILE_STEPS, step_tasks, sizeof step_tasks);
         memcpy(out_busy_ns + (size_t)r * MLCC_PROFILE_STEPS * PROFILE_SLOTS, step_busy_ns, sizeof step_busy_ns);
     }
+    if (out_serial_ns != NULL && r >= 0)
+        memcpy(out_serial_ns + (size_t)r * MLCC_PROFILE_STEPS * SERIAL_TASKS, serial_ns, sizeof serial_ns);
     memset(step_calls, 0, sizeof step_calls);
     memset(step_tasks, 0, sizeof step_tasks);
     memset(step_busy_ns, 0, sizeof step_busy_ns);
+    memset(serial_ns, 0, sizeof serial_ns);
+}
+
+/* mlcc_bench_linked_parallel with its steps cut as for `threads` threads but every task run on the calling
+ * thread, each one's ns stored per call in task_ns[repeat][steps][SERIAL_TASKS], the counts where
+ * mlcc_bench_profile_tasks says (slot 0 only); the last call's status. */
+MLCC_BENCH_API int mlcc_bench_linked_serial(const void *const *inputs, void *const *outputs, void *arena,
+                                            unsigned threads, int repeat, uint64_t *total_ns, uint64_t *steps_ns,
+                                            uint64_t *task_ns)
+{
+    const mlcc_parallel parallel = {serial_parallel_for, NULL, threads};
+    int status = 0;
+    out_serial_ns = task_ns;
+    store_tasks(-1);
+    for (int r = 0; r < repeat; ++r) {
+        memset(step_ns, 0, sizeof step_ns);
+        const uint64_t start = now_ns();
+        status = MLCC_BENCH_RUN_PARALLEL(inputs, outputs, arena, &parallel);
+        total_ns[r] = now_ns() - start;
+        memcpy(steps_ns + (size_t)r * MLCC_PROFILE_STEPS, step_ns, sizeof step_ns);
+        store_tasks(r);
+    }
+    out_serial_ns = NULL;
+    return status;
 }
 #endif
 

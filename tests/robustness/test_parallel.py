@@ -129,7 +129,7 @@ def test_any_thread_count_gives_the_same_bits(name, tmp_path):
 def _check_task_profile(out_dir: Path, report: dict, feeds: dict, single: dict) -> None:
     """The instrumented build on 2 threads (what benchmarks/threads.py tabulates) gives the same bits, counts
     tasks only in the steps that call a _parallel kernel, and no thread's time inside a step's tasks exceeds
-    that step's wall time."""
+    that step's wall time; its serial form cuts the same tasks and times each one."""
     from mlcc import bench
 
     steps = len(report["steps"])
@@ -142,6 +142,15 @@ def _check_task_profile(out_dir: Path, report: dict, feeds: dict, single: dict) 
     assert ((tasks > 0) == (calls > 0)).all() and (tasks >= calls).all()
     assert (busy.sum(axis=2)[tasks == 0] == 0).all() and (busy.sum(axis=2)[tasks > 0] > 0).all()
     assert (busy.max(axis=2) <= walls).all()
+    # serial: the same tasks one by one on the calling thread (the schedule benchmarks/threads.py simulates)
+    profiled._buffers[1][0].fill(np.nan)
+    _, walls, serial_tasks, task_ns = profiled.run_serial(1)
+    for spec, got in zip(report["outputs"], profiled._buffers[1]):
+        assert np.array_equal(got, single[spec["name"]]), spec["name"]
+    assert (serial_tasks == tasks[:1]).all()
+    timed = np.minimum(serial_tasks[0], task_ns.shape[2])
+    assert all((task_ns[0, i, :n] > 0).all() and not task_ns[0, i, n:].any() for i, n in enumerate(timed))
+    assert (task_ns.sum(axis=2) <= walls).all()
 
 
 def test_no_data_race_on_the_pool(tmp_path):
