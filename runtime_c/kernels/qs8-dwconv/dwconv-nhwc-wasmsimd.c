@@ -32,6 +32,7 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
     const v128_t y_zero = wasm_i32x4_splat(rq->y_zero);
     const bool signed_out = rq->y_min < 0;
     const uint8_t *source[MAX_TAPS];
+    const size_t stride = g->stride_w * channels;
     uint64_t round[CHUNK];
     uint32_t factor[CHUNK];
     int32_t lower[CHUNK], upper[CHUNK], scale[CHUNK];
@@ -43,10 +44,19 @@ void mlcc_qs8_dwconv_nhwc__wasmsimd(const struct mlcc_qs8_conv_geometry *g, cons
             scaled_up |= rq->shift[c0 + i] < 31;
         }
         for (size_t oh = 0; oh < g->out_h; ++oh) {
+            bool was_inside = false;
             for (size_t ow = 0; ow < g->out_w; ++ow) {
-                for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
-                    for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
+                /* a window inside the row, after one inside: its taps are the last pixel's one stride on */
+                const size_t iw = ow * g->stride_w - g->pad_left;  /* left of the padding wraps around */
+                const bool inside = iw < g->in_w && iw + (g->kernel_w - 1) * g->dilation_w < g->in_w;
+                if (inside && was_inside) {
+                    for (size_t t = 0; t < taps; ++t) source[t] = source[t] == NULL ? NULL : source[t] + stride;
+                } else {
+                    for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
+                        for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
+                    }
                 }
+                was_inside = inside;
                 uint8_t *yp = y + (oh * g->out_w + ow) * channels;
                 for (size_t i = 0; i < full; i += 16) {
                     const size_t c = c0 + i;
