@@ -1,5 +1,6 @@
 """Model sweeps (sklearn_models, hf_models, vision_models): what they share — the result of one model on one
-target, building and checking an export, the sweep loop, the table and the pass summary."""
+target, building and checking an export, the sweep loop, the table and the pass summary (their command
+line's common options: cli.py)."""
 
 from __future__ import annotations
 
@@ -169,3 +170,8 @@ def pass_summary(results: list, counted_as: str) -> str:
     parts = ", ".join(f"{t} {p}/{n}" for t, (p, n) in per_target.items())
     skipped = len(results) - len(counted)
     return f"{passed}/{len(counted)} pass ({parts}) of {counted_as}; {skipped} not run or not exported"
+
+
+def failures(results: list[Result]) -> list[str]:
+    """A line for each result that did not pass (what the sweeps' tests report)."""
+    return [f"{r.name} ({r.source}) on {r.target}: {r.status}: {r.reason}" for r in results if r.status != "pass"]

@@ -22,7 +22,6 @@ import contextlib
 import io
 import os
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,17 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.sweep import Result, check_export, one_line, pass_summary, select_cases, sweep_cases, table, versions
+from benchmarks.sweep import (
+    Result,
+    check_export,
+    cli,
+    one_line,
+    pass_summary,
+    select_cases,
+    sweep_cases,
+    table,
+    versions,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs are built here: nothing may come from the hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -240,37 +249,22 @@ def sweep(cases: list[Case], exporters: list[str], targets: list[str], work: Pat
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.hf_models", description=__doc__.split("\n\n")[0])
-    p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
-                                                           "them [host,wasm32]")
-    p.add_argument("--exporters", default=",".join(EXPORTERS),
-                   help=f"any of {', '.join(ALL_EXPORTERS)} [{','.join(EXPORTERS)}]")
+    cli.add_target_arguments(p, EXPORTERS, ALL_EXPORTERS)
     p.add_argument("--opset", type=int, default=OPSET, help=f"the legacy exporter's opset [{OPSET}]")
     p.add_argument("--attention", help="transformers' attn_implementation, e.g. eager [its default, sdpa]")
     p.add_argument("--dynamic", action="store_true", help="legacy: export batch and sequence as named dims, "
                                                            "set at build time with --dim")
-    p.add_argument("--fast", action="store_true", help="only the CI subset")
-    p.add_argument("--only", help="comma-separated case names")
-    p.add_argument("--markdown", type=Path, help="also write the table here")
-    p.add_argument("--work", type=Path, help="keep models and builds here [a temporary folder]")
+    cli.add_case_arguments(p, "models and builds")
     args = p.parse_args(argv)
-    cases = select(args.fast, [c.strip() for c in args.only.split(",")] if args.only else None)
-    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
-    if set(exporters) - set(ALL_EXPORTERS):
-        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(ALL_EXPORTERS)))}")
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        results = sweep(cases, exporters, targets, work,
+    cases = select(args.fast, cli.case_names(args.only))
+    exporters = cli.exporter_names(args.exporters, ALL_EXPORTERS)
+    with cli.work_folder(args.work) as work:
+        results = sweep(cases, exporters, cli.names(args.targets), work,
                         progress=lambda line: print(line, file=sys.stderr, flush=True),
                         options=ExportOptions(args.opset, args.attention, args.dynamic))
     text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {versions(VERSIONS)}\n"
-    print(text)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text("# Hugging Face transformers sweep\n\n`python -m benchmarks.sweep.hf_models "
-                                 f"--markdown {args.markdown}`\n\n{text}")
-    return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
+    return cli.finish(results, text, args.markdown, "Hugging Face transformers sweep",
+                      f"python -m benchmarks.sweep.hf_models --markdown {args.markdown}")
 
 
 if __name__ == "__main__":

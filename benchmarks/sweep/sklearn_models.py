@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +26,7 @@ import numpy as np
 from benchmarks.sweep import (
     Result,
     check_builds,
+    cli,
     one_line,
     pass_summary,
     select_cases,
@@ -254,26 +254,15 @@ def sweep(cases: list[Case], targets: list[str], work: Path, progress=None) -> l
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.sklearn_models", description=__doc__.split("\n\n")[0])
-    p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
-                                                           "them [host,wasm32]")
-    p.add_argument("--fast", action="store_true", help="only the CI subset")
-    p.add_argument("--only", help="comma-separated case names")
-    p.add_argument("--markdown", type=Path, help="also write the table here")
-    p.add_argument("--work", type=Path, help="keep models and builds here [a temporary folder]")
+    cli.add_target_arguments(p)
+    cli.add_case_arguments(p, "models and builds")
     args = p.parse_args(argv)
-    cases = select(args.fast, [c.strip() for c in args.only.split(",")] if args.only else None)
-    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        results = sweep(cases, targets, work, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    cases = select(args.fast, cli.case_names(args.only))
+    with cli.work_folder(args.work) as work:
+        results = sweep(cases, cli.names(args.targets), work, progress=lambda line: print(line, file=sys.stderr, flush=True))
     text = f"{table(results)}\n\n{summary(results)}\n\nVersions: {versions(VERSIONS)}\n"
-    print(text)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text("# scikit-learn sweep\n\n`python -m benchmarks.sweep.sklearn_models --markdown "
-                                 f"{args.markdown}`\n\n{text}")
-    return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
+    return cli.finish(results, text, args.markdown, "scikit-learn sweep",
+                      f"python -m benchmarks.sweep.sklearn_models --markdown {args.markdown}")
 
 
 if __name__ == "__main__":

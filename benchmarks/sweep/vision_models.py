@@ -23,7 +23,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ import numpy as np
 from benchmarks.sweep import (
     Result,
     check_export as sweep_check_export,
+    cli,
     pass_summary,
     select_cases,
     sweep_cases,
@@ -139,39 +139,25 @@ def _export_versions(exports: Path, cases: list[Case], exporters: list[str]) -> 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.sweep.vision_models", description=__doc__.split("\n\n")[0])
-    p.add_argument("--targets", default="host,wasm32", help="host always; other targets for the cases marked for "
-                                                           "them [host,wasm32]")
-    p.add_argument("--exporters", default=",".join(EXPORTERS),
-                   help=f"any of {', '.join(ALL_EXPORTERS)} [{','.join(EXPORTERS)}]")
-    p.add_argument("--only", help="comma-separated case names")
-    p.add_argument("--markdown", type=Path, help="also write the table here")
-    p.add_argument("--work", type=Path, help="keep builds here [a temporary folder]")
+    cli.add_target_arguments(p, EXPORTERS, ALL_EXPORTERS)
+    cli.add_case_arguments(p, "builds", fast=False)
     p.add_argument("--exports", type=Path, default=EXPORTS, help=f"the export cache [{EXPORTS.relative_to(ROOT)}]")
     p.add_argument("--venv", type=Path, default=VENV, help=f"the export venv [{VENV.relative_to(ROOT)}]")
     p.add_argument("--reexport", action="store_true", help="export again even where the cache is current")
     p.add_argument("--no-export", action="store_true", help="use the cache only (no export venv needed)")
     args = p.parse_args(argv)
-    cases = select([c.strip() for c in args.only.split(",")] if args.only else None)
-    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    exporters = [e.strip() for e in args.exporters.split(",") if e.strip()]
-    if set(exporters) - set(ALL_EXPORTERS):
-        raise SystemExit(f"unknown exporter(s): {', '.join(sorted(set(exporters) - set(ALL_EXPORTERS)))}")
+    cases = select(cli.case_names(args.only))
+    exporters = cli.exporter_names(args.exporters, ALL_EXPORTERS)
     if not args.no_export:
         export_all(cases, exporters, args.exports, args.venv, args.reexport)
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        results = sweep(cases, exporters, targets, work, args.exports,
+    with cli.work_folder(args.work) as work:
+        results = sweep(cases, exporters, cli.names(args.targets), work, args.exports,
                         progress=lambda line: print(line, file=sys.stderr, flush=True), keep=args.work is not None)
     text = (f"{table(results)}\n\n{summary(results)}\n\nExported with {_export_versions(args.exports, cases, exporters)}"
             f" (a separate venv); checked with {versions(('onnxruntime', 'onnx'))}\n")
-    print(text)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        command = " ".join(["python -m benchmarks.sweep.vision_models", *(argv if argv is not None else sys.argv[1:])])
-        args.markdown.write_text(f"# torchvision and timm sweep\n\n`{command}`\n\n{text}\n## The models\n\n"
-                                 f"{cases_table(cases)}\n")
-    return 0 if all(r.status in ("pass", "not run", "export failed") for r in results) else 1
+    command = " ".join(["python -m benchmarks.sweep.vision_models", *(argv if argv is not None else sys.argv[1:])])
+    return cli.finish(results, text, args.markdown, "torchvision and timm sweep", command,
+                      f"\n## The models\n\n{cases_table(cases)}\n")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ import pytest
 pytest.importorskip("torch", reason="scripts/test.sh installs it (pip install -e '.[hf]')")
 pytest.importorskip("transformers", reason="scripts/test.sh installs it (pip install -e '.[hf]')")
 
-from benchmarks.sweep import hf_models as sweep  # noqa: E402
+from benchmarks.sweep import failures, hf_models as sweep  # noqa: E402
 
 
 def _check(results):
-    failed = [f"{r.name} ({r.exporter}) on {r.target}: {r.status}: {r.reason}" for r in results if r.status != "pass"]
+    failed = failures(results)
     assert not failed, "\n".join(failed)
 
 

@@ -7,11 +7,11 @@ import pytest
 pytest.importorskip("sklearn", reason="scripts/test.sh installs it (pip install -e '.[sklearn]')")
 pytest.importorskip("skl2onnx", reason="scripts/test.sh installs it (pip install -e '.[sklearn]')")
 
-from benchmarks.sweep import sklearn_models as sweep  # noqa: E402
+from benchmarks.sweep import failures, sklearn_models as sweep  # noqa: E402
 
 
 def _check(results):
-    failed = [f"{r.name} on {r.target}: {r.status}: {r.reason}" for r in results if r.status != "pass"]
+    failed = failures(results)
     assert not failed, "\n".join(failed)
 
 
