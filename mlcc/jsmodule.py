@@ -62,7 +62,7 @@ def _js_tensor(t: dict) -> str:
 
 
 # A threads build (target thread_pool "wasm-workers"): each worker's stack, past the layout, and the most
-# threads the shared memory's maximum makes room for. A task's deepest frame is a GEMM's packed A (16 KiB).
+# threads the shared memory's maximum makes room for. A task's deepest frame is a GEMM's packed A (64 KiB).
 WORKER_STACK_BYTES = 1 << 20
 MAX_THREADS = 16
 

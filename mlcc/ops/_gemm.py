@@ -31,7 +31,7 @@ def scratch_budget(target: Target) -> int:
 
 
 # The driver's stack buffer for packed A, in floats (MLCC_F32_GEMM_PACK_FLOATS, f32-gemm.h): 16 KB, 2 KB on
-# Cortex-M, the targets without a data cache.
+# Cortex-M, the targets without a data cache (64 KB on WebAssembly).
 PACK_FLOATS = 4096
 PACK_FLOATS_UNCACHED = 512
 
