@@ -95,6 +95,37 @@ def split_c(plan: dict, operands: list[str], high: list[str], low: list[str], hi
     return {"low": sum_of(low, low_offset), "high": f"{sum_of(high, high_offset, -(2 ** (30 - p)))} + {carry}", "value": value}
 
 
+def narrow_sum(dtypes: list, zeros: list[int], multipliers: list[int], shift: int, y_zero: int, y_min: int,
+               y_max: int, spread: int = 4) -> tuple[list[int], int, int] | None:
+    """The requantization of an elementwise integer op over 8-bit operands (each dtype, zero point and int64
+    multiplier), clamp(y_zero + floor((sum_i (x_i - zero_i) * m_i + 2^(shift-1)) / 2^shift)), as one 32-bit
+    multiply-add of the raw codes and a shift: (ms, o, s) with clamp(floor((sum_i code_i * ms_i + o) / 2^s)) the
+    same on every tuple of codes (checked on all of them at build time) and |sum_i code_i * ms_i + o| < 2^30, so
+    the C adds 2^30 to o and floors with a logical shift. Searched from the largest s that keeps that range, a
+    dozen down (not below 8), each ms_i within `spread` of m_i / 2^(shift - s); None where none fits (split_sum's form then)."""
+    grids = np.meshgrid(*[np.arange(np.iinfo(d).min, np.iinfo(d).max + 1, dtype=np.int64) for d in dtypes], indexing="ij")
+    codes = [g.reshape(-1) for g in grids]
+    total = sum((c - z) * int(m) for c, z, m in zip(codes, zeros, multipliers)) + (1 << (shift - 1))
+    exact = (total >> shift) + y_zero
+    y = np.clip(exact, y_min, y_max)
+    limit = 1 << 30
+    top = min(shift, 30 - int(np.ceil(np.log2(np.abs(exact).max() + 2))))
+    steps = sorted(np.ndindex(*[2 * spread + 1] * len(codes)), key=lambda k: sum(abs(i - spread) for i in k))
+    for s in range(top, max(top - 12, 7), -1):  # a dozen shifts at most: each tries every step
+        lo = np.where(y > y_min, y << s, -limit)
+        hi = np.where(y < y_max, ((y + 1) << s) - 1, limit - 1)
+        for step in steps:
+            ms = [(int(m) >> (shift - s)) + i - spread for m, i in zip(multipliers, step)]
+            t = sum(c * m for c, m in zip(codes, ms))
+            low, high = int((lo - t).max()), int((hi - t).min())
+            if low > high:
+                continue
+            o = (low + high) // 2
+            if abs(o) < limit and np.abs(t + o).max() < limit:
+                return ms, o, s
+    return None
+
+
 def padded_rows(w: np.ndarray, align: int = K_ALIGN) -> np.ndarray:
     """int8 [n, k] weights as rows of ldw bytes (k rounded up to `align`, zero padded). A depthwise
     convolution's rows are read by scalar code: align 1 keeps its 9 taps 9 bytes."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from mlcc.ops._qs8 import fixed_point, split_sum
+from mlcc.ops._qs8 import fixed_point, narrow_sum, split_sum
 from mlcc.ops.requantize import narrow_affine
 from tests.golden import check_model, rand
 from tests.passes.util import imported, make, run_pass, text
@@ -111,6 +111,34 @@ def test_split_sum_is_the_int64_sum(widest):
         want = (sum(x * m for x, m in zip(xs, multipliers)) + offset + 2 ** (shift - 1)) >> shift
         np.testing.assert_array_equal(np.clip(got, -511, 511), np.clip(want, -511, 511))
     assert planned > (65 if widest == 21 else 45), planned
+
+
+def test_narrow_sum_is_the_exact_map():
+    """ops/_qs8.narrow_sum's one multiply-add of two raw codes and a shift (as the C computes it: 2^30 added, a
+    logical shift) is QuantizedAdd's int64 value on every pair of codes, clamped, for uint8 and int8 operands,
+    multipliers of either size and sign, zero points and clamps."""
+    rng = np.random.default_rng(2)
+    found = 0
+    for trial in range(6):
+        dtypes = [(np.uint8, np.uint8), (np.int8, np.uint8), (np.int8, np.int8)][trial % 3]
+        shift = int(rng.integers(28, 40))
+        multipliers = [int(rng.uniform(-2, 2) * 2.0 ** (shift - rng.uniform(0, 4))) for _ in range(2)]
+        zeros = [int(rng.integers(np.iinfo(d).min, np.iinfo(d).max + 1)) for d in dtypes]
+        y_zero = int(rng.integers(0, 256))
+        y_min, y_max = (y_zero, 255) if trial % 2 else (0, 255)
+        narrow = narrow_sum(list(dtypes), zeros, multipliers, shift, y_zero, y_min, y_max)
+        if narrow is None:
+            continue
+        found += 1
+        (ma, mb), o, s = narrow
+        a, b = (g.reshape(-1) for g in np.meshgrid(*[np.arange(np.iinfo(d).min, np.iinfo(d).max + 1, dtype=np.int64)
+                                                     for d in dtypes], indexing="ij"))
+        total = a * ma + b * mb + (o + 2**30)
+        assert total.min() >= 0 and total.max() < 2**31
+        got = np.clip((total >> s) - 2 ** (30 - s), y_min, y_max)
+        exact = ((a - zeros[0]) * multipliers[0] + (b - zeros[1]) * multipliers[1] + 2 ** (shift - 1)) >> shift
+        np.testing.assert_array_equal(got, np.clip(exact + y_zero, y_min, y_max))
+    assert found >= 5, found
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
