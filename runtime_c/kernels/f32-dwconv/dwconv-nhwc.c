@@ -254,6 +254,26 @@ static FORCE_INLINE void edge_3x3(const struct row *r, const mlcc_f32v wv[3][3],
         pixel_vector(r, ow, c);
 }
 
+/* A whole row of `width` pixels (a constant once inlined) with stride 1 and one column of padding on each side,
+ * as one tile: pixel p reads input columns p - 1 .. p + 1 inside the row. A narrow row (DS-CNN's 5) would
+ * otherwise take two border pixels and a tile, each starting and finishing its own sums. */
+#define NARROW_3X3 5u
+
+static FORCE_INLINE void narrow_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
+                                    const float *const xr[3], size_t rows, size_t c, size_t width)
+{
+    const size_t channels = r->channels;
+    mlcc_f32v acc[NARROW_3X3];
+    for (size_t p = 0; p < width; ++p) acc[p] = b;
+    for (size_t i = 0; i < rows; ++i) {
+        for (size_t j = 0; j < width; ++j) {
+            const mlcc_f32v xv = mlcc_f32v_load(xr[i] + j * channels + c);
+            for (size_t p = (j > 0 ? j - 1 : 0); p <= j + 1 && p < width; ++p) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j + 1 - p]);
+        }
+    }
+    finish_pixels(r, acc, width, 0, c);
+}
+
 /* One row at channel c for a 3x3 window over `rows` input rows with stride s along w: the weights of the
  * row's taps loaded once for the whole row, into registers when rows and s are constants. */
 static FORCE_INLINE void row_3x3_over(const struct row *row, size_t rows, size_t s, enum mlcc_activation act,
@@ -269,6 +289,17 @@ static FORCE_INLINE void row_3x3_over(const struct row *row, size_t rows, size_t
         for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(wr + kw * r.channels);
     }
     const mlcc_f32v b = bias_vector(&r, c);
+    const size_t width = r.g->out[2];
+    if (s == 1 && r.g->pad[2] == 1 && r.g->in[2] == width && width >= 3 && width <= NARROW_3X3) {
+        if (width == 5)
+            narrow_3x3(&r, wv, b, xr, rows, c, 5);
+        else if (width == 4)
+            narrow_3x3(&r, wv, b, xr, rows, c, 4);
+        else
+            narrow_3x3(&r, wv, b, xr, rows, c, 3);
+        if (r.plan.post != POST_NONE) post_pass(&r, 0, width, c, 0);
+        return;
+    }
     size_t ow = 0;
     for (; ow < ow_lo; ++ow) edge_3x3(&r, wv, b, xr, rows, s, ow, c);
     for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3(&r, wv, b, xr, rows, s, ow, c, TILE, 0, 3);
