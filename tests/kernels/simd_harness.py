@@ -5,6 +5,8 @@ the SIMD shim (mlcc/simd.h): one build per target covers every ISA they have."""
 
 from __future__ import annotations
 
+import platform
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from mlcc import paths
-from mlcc.targets import Target, resolve
+from mlcc.targets import Target, _host_cpu_flags, resolve
 from mlcc.toolchain import WARNINGS, compile_flags, target_flags
-from tests.kernels.test_gemm_variants import _run_wasi, _runs_here
 
 # Every SIMD shim (AVX-512, AVX2, SIMD128, NEON on AArch64 and Armv7, RVV) and the portable builds
 SIMD_TARGETS = ["x86_64-avx512", "x86_64", "wasm32", "aarch64", "armv7", "riscv64"]
@@ -26,10 +27,44 @@ def kernel_sources(*families: str) -> list[Path]:
     return [p for family in families for p in sorted((kernels / family).glob("*.c"))]
 
 
-def run_harness(target_name: str, harness: Path, sources: list[Path], tmp_path: Path) -> str | None:
-    """The harness's standard output (asserting it built and exited 0), or None for a freestanding target
-    once the sources compiled. Skips, saying why, when this machine cannot run the target."""
-    target: Target = resolve(target_name)
+def runs_here(target: Target) -> bool:
+    """Natively (the CPU has its features), under qemu-user (installed) or in wasmtime."""
+    if target.runner == "host":
+        return target.machine == platform.machine() and set(target.cpu_flags) <= _host_cpu_flags()
+    if target.runner == "qemu":
+        return shutil.which(target.qemu[0]) is not None
+    return target.runner == "wasmtime"
+
+
+def run_wasi(path: Path, args: tuple[str, ...] = ()) -> tuple[int, str]:
+    """A WASI command's exit status and standard output, run in wasmtime with `args`."""
+    import wasmtime
+
+    engine = wasmtime.Engine()
+    store = wasmtime.Store(engine)
+    out = path.with_suffix(".out")
+    wasi = wasmtime.WasiConfig()
+    wasi.stdout_file = str(out)
+    if args:
+        wasi.argv = (path.name, *args)
+    store.set_wasi(wasi)
+    linker = wasmtime.Linker(engine)
+    linker.define_wasi()
+    instance = linker.instantiate(store, wasmtime.Module.from_file(engine, str(path)))
+    code = 0
+    try:
+        instance.exports(store)["_start"](store)
+    except wasmtime.ExitTrap as exit_:
+        code = exit_.code
+    return code, out.read_text()
+
+
+def run_harness(target: str | Target, harness: Path, sources: list[Path], tmp_path: Path, defines: tuple[str, ...] = (),
+                args: tuple[str, ...] = ()) -> str | None:
+    """The harness's standard output (asserting it built with `defines`, NAME=VALUE, and exited 0 run with
+    `args`), or None for a freestanding target once the sources compiled. Skips, saying why, when this
+    machine cannot run the target."""
+    target = resolve(target) if isinstance(target, str) else target
     include = paths.runtime_dir() / "include"
     if not target.libc:
         for source in sources:
@@ -38,20 +73,20 @@ def run_harness(target_name: str, harness: Path, sources: list[Path], tmp_path: 
                                    capture_output=True, text=True, cwd=tmp_path)
             assert build.returncode == 0, build.stderr
         return None
-    if not _runs_here(target):
+    if not runs_here(target):
         pytest.skip(f"{target.name} does not run here (CPU features, or qemu-user missing)")
     exe = tmp_path / ("harness.wasm" if target.is_wasm else "harness")
     static = ["-static"] if target.runner == "qemu" else []
     flags = [f for f in target_flags(target) if not f.startswith("-mexec-model")]  # a command with _start
     build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
-                            *WARNINGS, f"-I{include}", str(harness), *map(str, sources), *static, "-o", str(exe),
-                            "-lm"], capture_output=True, text=True, cwd=tmp_path)
+                            *WARNINGS, f"-I{include}", *(f"-D{d}" for d in defines), str(harness), *map(str, sources),
+                            *static, "-o", str(exe), "-lm"], capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stderr
     if target.is_wasm:
-        code, output = _run_wasi(exe)
+        code, output = run_wasi(exe, args)
     else:
         command = list(target.qemu) if target.runner == "qemu" else []
-        proc = subprocess.run([*command, str(exe)], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run([*command, str(exe), *args], capture_output=True, text=True, timeout=600)
         code, output = proc.returncode, proc.stdout
     assert code == 0, f"{target.name}: {output}"
     return output

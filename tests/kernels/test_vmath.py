@@ -7,16 +7,12 @@ qemu every 32749th float and a fifth of the dense points), and NaN and the infin
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from mlcc import paths
 from mlcc.targets import resolve
-from mlcc.toolchain import WARNINGS, target_flags
-from tests.kernels.test_gemm_variants import _run_wasi, _runs_here
+from tests.kernels.simd_harness import run_harness
 
 HARNESS = Path(__file__).with_name("vmath_sweep.c")
 
@@ -35,23 +31,8 @@ LINE = re.compile(r"^(\w+) (scalar|vector) ulp (\S+) at \S+ tiny_abs (\S+) scale
 
 def _sweep(target_name: str, tmp_path: Path) -> list[tuple]:
     target = resolve(target_name)
-    if not _runs_here(target):
-        pytest.skip(f"{target_name} does not run here (CPU features, or qemu-user missing)")
-    exe = tmp_path / ("sweep.wasm" if target.is_wasm else "sweep")
-    static = ["-static"] if target.runner == "qemu" else []
-    flags = [f for f in target_flags(target) if not f.startswith("-mexec-model")]  # a command with _start
-    build = subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
-                            *WARNINGS, f"-I{paths.runtime_dir() / 'include'}", str(HARNESS), *static,
-                            "-o", str(exe), "-lm"], capture_output=True, text=True, cwd=tmp_path)
-    assert build.returncode == 0, build.stderr
-    if target.is_wasm:
-        code, output = _run_wasi(exe)
-    else:
-        command = list(target.qemu) if target.runner == "qemu" else []
-        fewer = ["32749", "40001"] if target.runner == "qemu" else []  # emulated: about 20x slower
-        proc = subprocess.run([*command, str(exe), *fewer], capture_output=True, text=True, timeout=600)
-        code, output = proc.returncode, proc.stdout
-    assert code == 0, output
+    fewer = ("32749", "40001") if target.runner == "qemu" else ()  # emulated: about 20x slower
+    output = run_harness(target, HARNESS, [], tmp_path, args=fewer)
     rows = [m.groups() for m in map(LINE.match, output.splitlines()) if m]
     vector = target.name not in ("x86_64-baseline", "wasm32-scalar")
     assert len(rows) == 7 * (2 if vector else 1), output
