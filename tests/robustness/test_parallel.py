@@ -71,10 +71,10 @@ def _conv_net() -> onnx.ModelProto:
     x = conv(x, 64, 64, 1, group=4, name="shuffled_grouped")
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))
     nodes.append(helper.make_node("Flatten", ["pooled"], ["features"], name="flatten"))
-    w = const("fc_w", rng.standard_normal((64, 4000)) * 0.1)
-    nodes.append(helper.make_node("Gemm", ["features", w], ["logits"], name="fc"))  # a GEMV
+    w = const("fc_w", rng.standard_normal((64, 4072)) * 0.1)
+    nodes.append(helper.make_node("Gemm", ["features", w], ["logits"], name="fc"))  # a GEMV, a part group at its end
     graph = helper.make_graph(nodes, "conv_net", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 96, 96])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4000])], inits)
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4072])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model

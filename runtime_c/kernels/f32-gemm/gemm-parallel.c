@@ -18,7 +18,7 @@ struct gemm_job {
     float beta;
     const struct mlcc_f32_epilogue *epilogue;
     size_t row_unit, col_unit;  /* rows (a multiple of mr) or columns (of nr) per unit; 0 splits the other */
-    size_t units, cols_tail;    /* units, and columns past the last whole one, which the last range takes */
+    size_t units;               /* the last range ends at m or n: a part unit is its own or the last one's */
 };
 
 static void gemm_range(void *job, size_t begin, size_t end)
@@ -30,7 +30,7 @@ static void gemm_range(void *job, size_t begin, size_t end)
         i1 = MLCC_MIN(end * g->row_unit, g->m);
     } else {
         j0 = begin * g->col_unit;
-        j1 = end * g->col_unit + (end == g->units ? g->cols_tail : 0u);
+        j1 = end == g->units ? g->n : end * g->col_unit;
     }
     mlcc_f32_gemm_part(g->config, g->m, g->n, g->k, i0, i1, j0, j1, g->a, g->a_rs, g->a_cs, g->packed_b, g->c, g->ldc,
                        g->alpha, g->bias, g->bias_rs, g->bias_cs, g->beta, g->epilogue);
@@ -46,7 +46,7 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
         return;
     }
     struct gemm_job g = {config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs, beta,
-                         epilogue, 0, 0, 0, 0};
+                         epilogue, 0, 0, 0};
     const size_t row_tiles = (m + mr - 1) / mr, panels = (n + nr - 1) / nr;
     if (m * 2 <= mr) {
         /* row kernels over panels of B; a single row takes them ROW_PANELS at a time and a tail of five as
@@ -61,9 +61,11 @@ void mlcc_f32_gemm_parallel(const mlcc_parallel *parallel, const struct mlcc_f32
         g.col_unit = nr;  /* wide: ranges of panels of B, each reading all of A */
     }
     if (g.row_unit == 0) {
+        /* the columns past the last whole unit: a unit of their own when they span more than a panel (a
+         * single row's 1000 columns: 7 groups of 4 panels and 3 panels and a part, not 6 groups and 7 panels
+         * and a part, twice the others' work), else the last unit's */
         g.units = n / g.col_unit;
-        g.cols_tail = n - g.units * g.col_unit;
-        if (g.units == 0) g.units = 1, g.cols_tail = 0, g.col_unit = n;
+        if (g.units == 0 || n - g.units * g.col_unit > nr) g.units += 1;
     }
     mlcc_parallel_ranges(parallel, MLCC_MIN(tasks, g.units), g.units, gemm_range, &g);
 }
@@ -100,7 +102,7 @@ void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups,
     const size_t mr = config->mr, row_tiles = (m + mr - 1) / mr;
     const size_t tasks = mlcc_parallel_tasks(parallel, row_tiles, (float)groups * (float)m * (float)n * (float)k);
     struct gemm_groups_job job = {{config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs,
-                                   beta, epilogue, mr, 0, row_tiles, 0},
+                                   beta, epilogue, mr, 0, row_tiles},
                                   groups, a_group, b_group, c_group, bias_group, residual_group};
     if (tasks < 2 || k == 0 || m * 2 <= mr) {  /* whole products (a short one splits its own columns) */
         for (size_t group = 0; group < groups; ++group) {
