@@ -22,6 +22,7 @@ from mlcc.targets import resolve
 from tests.golden import check_model, rand
 from tests.models.test_samples import SAMPLE, synthetic_image
 from tests.targets.test_cross import (
+    check_mlcc_run,
     double_and_half_graph,
     float_network,
     graph_model,
@@ -100,11 +101,7 @@ def test_hang_stops_at_the_timeout(built_sample, tmp_path):
 
 def test_mlcc_run_on_the_board(built_sample, tmp_path):
     out, _ = built_sample
-    np.savez(tmp_path / "in.npz", image=synthetic_image())
-    proc = subprocess.run([sys.executable, "-m", "mlcc", "run", str(out), "--inputs", str(tmp_path / "in.npz"),
-                           "--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert abs(float(np.load(tmp_path / "out.npz")["probabilities"].sum()) - 1.0) < 1e-5
+    check_mlcc_run(out, tmp_path)
 
 
 def test_missing_emulator_is_one_error(built_sample, monkeypatch):

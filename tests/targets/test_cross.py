@@ -197,13 +197,18 @@ def test_runner_command_line(built_sample, tmp_path):
     assert refused.returncode == 2 and "takes exactly 3136 bytes" in refused.stderr
 
 
-def test_mlcc_run_executes_under_qemu(built_sample, tmp_path):
-    out, _ = built_sample
+def check_mlcc_run(out, tmp_path) -> None:
+    """`mlcc run` on the sample's build folder `out` through npz files: the probabilities it writes sum to 1."""
     np.savez(tmp_path / "in.npz", image=synthetic_image())
     proc = subprocess.run([sys.executable, "-m", "mlcc", "run", str(out), "--inputs", str(tmp_path / "in.npz"),
                            "--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert abs(float(np.load(tmp_path / "out.npz")["probabilities"].sum()) - 1.0) < 1e-5
+
+
+def test_mlcc_run_executes_under_qemu(built_sample, tmp_path):
+    out, _ = built_sample
+    check_mlcc_run(out, tmp_path)
 
 
 def test_runner_override_and_unknown_runner(built_sample):
