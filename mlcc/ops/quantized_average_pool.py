@@ -13,19 +13,15 @@ divides by the taps inside the input: then the multiplier comes from a table ind
 entries over one shift (the smallest count's multiplier in [2^30, 2^31), a larger count's with fewer bits:
 still well inside the float32 reference's precision).
 
-A tie of sum / count (equal scales) is decided as onnxruntime's unoptimised graph decides it, which runs the
-float pool between DequantizeLinear and QuantizeLinear: for a 2-D window, the float32 dequantized values summed
-in the order of MLAS's pooling kernel (its vector kernel, for strides up to 2 and windows up to 32: each column
-top to bottom, then the columns left to right; else, and from AveragePool-19 on, whose kernel is onnxruntime's
-own loops, row by row), divided by the count, then by the scale, and rounded half to even. That sum lands on
-either side of .5, so the exact integer tie was a step away from the reference in 0.27% of ShuffleNet's first
-pooled values and 3% of the quantized test model mobile's outputs (now bit-exact)."""
+A tie of sum / count is rounded to even as the real-number semantics of DQ -> pool -> Q round it; onnxruntime's
+unoptimised graph sums the float32 dequantized values (in its kernel's order) and lands on either side of .5:
+a step from it at some ties (0.27% of ShuffleNet's first pooled values), none from the exact evaluation
+(benchmarks/int8_exactness.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..cnames import float_literal
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
@@ -47,7 +43,6 @@ class QuantizedAveragePool(LayoutAttribute, Op):
     op_type = "QuantizedAveragePool"
     domain = DOMAIN
     attrs = {**POOL_ATTRS, "dilations": None, "count_include_pad": 0}
-    MLAS_REDUCTION_BUFFER = 2048 - 3  # floats of a row (and its padding) MLAS's vector pooling kernel takes
 
     def runs_channels_last(self, node: Node) -> bool:
         x = node.inputs[0]
@@ -113,14 +108,9 @@ class QuantizedAveragePool(LayoutAttribute, Op):
                 by_count = [int(round(ratio / c * 2.0 ** shift)) if c in counts else 0 for c in range(max(counts) + 1)]
                 multiplier = f"{ctx.static_array('multiplier', 'int32_t', by_count, f'sx / (count * sy) * 2^{shift}')}[count]"
         y_zero = int(a["y_zero"])
-        tie_order = None  # how the reference sums a window whose exact mean is a tie (see the docstring)
-        if divide and len(dims) == 2 and a.get("x_scale") is not None and all(int(d) == 1 for d in g.dilation):
-            vector = (g.stride[-1] <= 2 and max(g.kernel[lead:]) <= 32
-                      and g.pad_begin[-1] + g.pad_end[-1] + g.inp[-1] <= self.MLAS_REDUCTION_BUFFER)
-            tie_order = "columns" if vector and int(a.get("pool_opset") or 0) < 19 else "rows"
         whole_plane = all(single) and all(g.kernel[d] == g.inp[d] for d in range(lead, KERNEL_DIMS)) and \
             not any(d["in_padding"] for d in dims)
-        if whole_plane and tie_order is None:  # one loop over the plane (a tie's order needs the window's rows)
+        if whole_plane:  # one loop over the plane
             dims, single = [dict(out=1, kernel=in_plane, extent=in_plane, tap="k0", in_padding=False)], [True]
             in_strides = out_strides = [1]
         # channels-last: the channels' sums side by side in a block of at most SUM_BLOCK (the inner loop runs
@@ -135,8 +125,7 @@ class QuantizedAveragePool(LayoutAttribute, Op):
                  x_offset=_minus("", int(a["x_zero"])), count=count_c, count_varies=len(counts) > 1, divide=divide,
                  multiplier=multiplier, shift=shift, round=2 ** (shift - 1) + 2 ** 62, mask=2 ** shift - 1,
                  y_zero=y_zero, unbias=2 ** (62 - shift) - y_zero, y_min=int(a["y_min"]), y_max=int(a["y_max"]),
-                 tie_order=tie_order, x_zero=int(a["x_zero"]), float_quotient=1025 * max(counts) < 2**24,
-                 scale=float_literal(float(a.get("x_scale") or 1.0)))
+                 x_zero=int(a["x_zero"]), float_quotient=1025 * max(counts) < 2**24)
 
     def flops(self, node: Node) -> int:
         return 0  # integer work

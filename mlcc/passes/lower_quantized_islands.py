@@ -438,8 +438,7 @@ def _average(m: Rewriter, node: Node) -> tuple[Node, list[Node]] | str:
     if node.attrs.get("kernel_shape") is None:  # global: the whole plane
         attrs = {"kernel_shape": [int(d) for d in x_q.shape[2:]]}
     lo, hi = _clamp(y, y_q.dtype, activation)
-    attrs.update(x_zero=x_zero, y_zero=y_zero, y_min=lo, y_max=hi, scale_ratio=float(ratio), x_scale=float(x_scale),
-                 pool_opset=int(node.opset))
+    attrs.update(x_zero=x_zero, y_zero=y_zero, y_min=lo, y_max=hi, scale_ratio=float(ratio))
     return Node(QuantizedAveragePool.op_type, node.name, [x_q], [y_q], attrs, QuantizedAveragePool.domain, 1), after
 
 
