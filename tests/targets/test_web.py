@@ -63,7 +63,8 @@ def sample_image() -> np.ndarray:
     return (((x + 2 * y) % 7) / np.float32(6.0)).astype(np.float32).reshape(1, 1, 28, 28)
 
 
-@pytest.mark.parametrize("target", WEB_RUNNERS)
+# in node; in Chromium, test_browser_sample runs the same build of the sample against onnxruntime (its page)
+@pytest.mark.parametrize("target", WEB_RUNNERS[:1])
 def test_sample_model(target, tmp_path):
     check_model(onnx.load(str(SAMPLE)), {"image": sample_image()}, target, tmp_path, rtol=1e-4, atol=1e-6)
 
