@@ -10,7 +10,8 @@
  * -DMLCC_BENCH_RUN_PARALLEL=NAME_run_parallel (hosts with the runtime's pool), mlcc_bench_linked_parallel
  * does the same on a pool of N threads: a step's time is then the calling thread's, from its start to its
  * last task's end; profiled, its parallel-for is wrapped to count each step's hand-offs and tasks and each
- * thread's CPU time in them (mlcc_bench_profile_tasks).
+ * thread's time in them (mlcc_bench_profile_tasks), and mlcc_bench_linked_serial runs the same tasks one by
+ * one on the calling thread, timing each.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -147,7 +148,8 @@ int MLCC_BENCH_RUN_PARALLEL(const void *const *inputs, void *const *outputs, voi
 /* What each step's parallel-for calls cost in one call of the model: hand-offs (parallel_for calls), tasks,
  * and each thread's time inside tasks (slot 0 the caller's), so work, imbalance between threads and what is
  * neither (hand-off, waiting for a thread) can be told apart. Monotonic time, not the thread's CPU time: that
- * clock is a system call (1-2 us a read here), which would add more than the smaller tasks cost. */
+ * clock is a system call (1-2 us a read here), which would add more than the smaller tasks cost. Threads past
+ * the eighth share slots (a pool that large is beyond what this tabulates). */
 #define PROFILE_SLOTS 8
 static uint64_t step_calls[MLCC_PROFILE_STEPS], step_tasks[MLCC_PROFILE_STEPS];
 static uint64_t step_busy_ns[MLCC_PROFILE_STEPS][PROFILE_SLOTS];
