@@ -12,6 +12,7 @@ from onnx.reference.ops.aionnxml import _common_classifier as ml
 from mlcc.errors import UnsupportedError
 from mlcc.verify import reference_outputs
 from tests.golden import build_and_run, check_model, node_model, rand
+from tests.ops.test_ml_tree_ensembles import features
 
 EXACT = {"rtol": 0.0, "atol": 0.0}
 ML = "ai.onnx.ml"
@@ -97,13 +98,6 @@ def forest(trees=3, depth=3, features=4, targets=2, modes=(0, 1, 2, 3, 4, 5), se
     if tracks:
         attrs["nodes_missing_value_tracks_true"] = rng.integers(0, 2, n).tolist()
     return attrs
-
-
-def features(rows=16, columns=4, dtype=np.float32, seed=3) -> np.ndarray:
-    x = np.random.default_rng(seed).integers(-3, 4, (rows, columns)).astype(dtype)
-    x[::5, 1] = np.nan
-    x[2::7, 0] = np.nan
-    return x
 
 
 def tree_model(attrs, x) -> onnx.ModelProto:
