@@ -169,7 +169,7 @@ def markdown(results: dict) -> str:
 
 def _bytes_ratio(sizes: dict, a: str, b: str, what: str) -> float | None:
     x, y = (sizes.get(a) or {}).get(what), (sizes.get(b) or {}).get(what)
-    return x / y if x and y else None
+    return x / y if x is not None and y else None  # 0: no arena at all (left out of the geometric mean)
 
 
 def _cpu_ratio(a: dict | None, b: dict | None) -> float | None:
@@ -204,7 +204,8 @@ def int8_table(results: dict, notes: Notes) -> list[str]:
              "integer semantics). Latencies: wall-time medians, with the CPU-time median in parentheses where there is "
              "one (mlcc's thread, node's process); ratios between two cells that both have CPU time use it (a loaded "
              "machine stretches wall time by waits), int8 / ORT int8 the wall times (onnxruntime is timed around "
-             "session.run). Bytes: the native builds (arena, weights).", "",
+             "session.run). Bytes: the native builds (arena, weights; an int8 arena of 0 bytes, every intermediate in "
+             "the output's buffer, shows 0.00 and is left out of the geometric mean).", "",
              "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
     columns: dict[str, list[float]] = {}
     for row in rows:

@@ -30,7 +30,7 @@ def compile(model, target: str = "host", out_dir: str | Path | None = None, runn
     """Build `model` (an .onnx path or an onnx.ModelProto) for `target` and load it. Without `out_dir` the
     build lives in a temporary folder removed with the returned object. `options` are BuildOptions fields:
     name, shapes={input: dims}, dims={symbol: n}, frozen={input: values}, opt_level, disabled_passes,
-    optimize_for ("size"/"speed"), arena_limit."""
+    optimize_for ("size"/"speed"), arena_limit, outputs_overlap_inputs."""
     unknown = set(options) - _OPTIONS
     if unknown:
         raise UsageError(f"mlcc.compile: unknown option(s) {', '.join(sorted(unknown))}; options are: "

@@ -126,6 +126,10 @@ shape_options = [
 optimize_for_option = click.option(
     "--optimize-for", "optimize_for", type=click.Choice(["size", "speed"]), default=None,
     help="size: small workspaces and the model's own weights; speed: both may grow [the target's policy].")
+outputs_overlap_option = click.option(
+    "--outputs-overlap-inputs", "outputs_overlap_inputs", is_flag=True,
+    help="The caller may pass an output buffer overlapping an input (processing in place): keep intermediates "
+         "out of the output buffers (by default they use them before they are written).")
 
 
 def with_shapes(f):
@@ -195,10 +199,11 @@ def main(verbose: bool):
 @optimize_for_option
 @click.option("--arena-limit", "arena_limit", type=click.IntRange(min=0), metavar="BYTES",
               help="Refuse a build whose memory plan needs a larger arena.")
+@outputs_overlap_option
 @click.option("--tuning", "tuning_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Per-layer choices measured by `mlcc tune` (entries for other targets or CPUs are ignored).")
 def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verify_each, print_after, frozen,
-          optimize_for, arena_limit, tuning_file):
+          optimize_for, arena_limit, outputs_overlap_inputs, tuning_file):
     """Compile MODEL to C and the target's artifacts."""
     from . import passes, slow_path
     from .ir import format_graph
@@ -216,7 +221,7 @@ def build(model, target, out_dir, name, shapes, dims, opt_level, disabled, verif
                            shapes=_parse_shapes(shapes), dims=_parse_dims(dims), frozen=_parse_frozen(frozen),
                            opt_level=opt_level, disabled_passes=tuple(disabled), verify_each=verify_each, progress=_progress(),
                            after_pass=after_pass, optimize_for=optimize_for, arena_limit=arena_limit,
-                           tuning=Path(tuning_file) if tuning_file else None)
+                           outputs_overlap_inputs=outputs_overlap_inputs, tuning=Path(tuning_file) if tuning_file else None)
     folder, report = run_build(model, options)
     _tuning_note(report)
     artifacts = ", ".join(f"{p}" for p in report["artifacts"].values()) or "C sources only"
@@ -339,12 +344,14 @@ def verify(model, target, shapes, dims, inputs_path, rtol, atol, opt_level, seed
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Also draw the memory timeline (steps x offsets) into this SVG file.")
 @optimize_for_option
-def inspect(model, target, shapes, dims, opt_level, as_json, plot, optimize_for):
+@outputs_overlap_option
+def inspect(model, target, shapes, dims, opt_level, as_json, plot, optimize_for, outputs_overlap_inputs):
     """Show ops, shapes, parameters, FLOPs and the memory plan, without compiling."""
     from .inspect import describe, format_text
 
     info = describe(Path(model), target, _parse_shapes(shapes), _parse_dims(dims), opt_level,
-                    plot=Path(plot) if plot else None, optimize_for=optimize_for)
+                    plot=Path(plot) if plot else None, optimize_for=optimize_for,
+                    outputs_overlap_inputs=outputs_overlap_inputs)
     click.echo(json.dumps(info, indent=2) if as_json else format_text(info))
 
 

@@ -178,6 +178,7 @@ def generate(program: Program, plan: MemoryPlan, out_dir: Path, name: str, model
     common = dict(name=name, NAME=NAME, version=__version__, source=source_name, target=program.target.name,
                   inputs=inputs, outputs=outputs, params=params, arena_bytes=plan.arena_bytes,
                   weights_bytes=weights_total, prepared_bytes=plan.prepared_bytes, dims=dims,
+                  outputs_hold_intermediates=any(a.link.kind in ("room", "tail") for a in plan.aliases),
                   output_shapes_len=len(shape_writes), output_ranks=[len(v.shape) for v in graph.outputs],
                   parallel_type=_parallel_type(),
                   parallel_steps=any(s.parallel for index, s in enumerate(program.steps)
@@ -222,7 +223,8 @@ def _prepared_marker(model_bytes: bytes, program: Program, plan: MemoryPlan) -> 
 
 _LINKED = {"view": "view of {}", "concat": "written into its range of {}", "strided": "written into its channels of {}",
            "in-place": "written over {}",
-           "placed": "written where {} goes"}
+           "placed": "written where {} goes", "room": "in {}'s buffer, before it is written",
+           "tail": "at the end of {}'s buffer, read as it is written"}
 
 
 def _step_codes(program: Program, plan: MemoryPlan) -> list[str]:
@@ -268,8 +270,10 @@ def _declarations(program: Program, plan: MemoryPlan, used: set[int]) -> tuple[l
                               type=_type(v), nbytes=v.nbytes, first=first, last=last, note=f", {note}"))
         else:
             read_only = any(a.root is x for x in program.graph.inputs)
+            retyped = v.dtype != a.root.dtype  # (an output's room): the offset in bytes, through a byte pointer
             views.append(dict(ident=ident, c_type=dtypes.c_type(v.dtype), const="const " if read_only else "",
-                              base=names[id(a.root)], elements=a.offset // v.dtype.itemsize, type=_type(v), note=note))
+                              base=names[id(a.root)], elements=None if retyped else a.offset // v.dtype.itemsize,
+                              byte_offset=a.offset if retyped else None, type=_type(v), note=note))
     arena.sort(key=lambda t: (t["offset"], t["first"], t["ident"]))
     return arena, views
 

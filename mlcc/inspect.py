@@ -13,7 +13,7 @@ from .report import model_flops, op_counts, tensor_info
 
 
 def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path | None = None,
-             optimize_for: str | None = None) -> dict:
+             optimize_for: str | None = None, outputs_overlap_inputs: bool = False) -> dict:
     """What `mlcc inspect` shows; with `plot`, also write the memory timeline there as SVG."""
     from .frontend import load_model
     from .plan.plot import svg
@@ -24,7 +24,8 @@ def describe(model: Path, target: str, shapes, dims, opt_level: int, plot: Path 
         return {"model": str(model), "unsupported": unsupported,
                 "ops": dict(sorted(_count(n.op_type for n in proto.graph.node).items()))}
     compiled = compile_model(model, BuildOptions(target=target, shapes=shapes, dims=dims, opt_level=opt_level,
-                                                 compile=False, optimize_for=optimize_for))
+                                                 compile=False, optimize_for=optimize_for,
+                                                 outputs_overlap_inputs=outputs_overlap_inputs))
     graph, plan = compiled.graph, compiled.plan
     alias = plan.alias_of()
     nodes = []

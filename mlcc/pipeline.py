@@ -49,6 +49,7 @@ class BuildOptions:
     compile: bool = True  # False stops after planning (inspect)
     optimize_for: str | None = None  # "size" or "speed" (targets.optimized_for); None: the target's policies
     arena_limit: int | None = None  # refuse a plan whose arena is larger (bytes)
+    outputs_overlap_inputs: bool = False  # the caller may pass overlapping buffers: intermediates stay out of outputs
     weights_policy: str | None = None  # overrides the target's ("model": e.g. Winograd's weights prepared at load)
     tuning: Path | None = None  # a tuning file (`mlcc tune`, mlcc/tuning.py): per-layer choices over the heuristics
     progress: Callable[[str], None] = lambda stage: None
@@ -104,7 +105,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         at_min = (built[points.index(minimum)][0] if minimum in points else
                    _optimised(model, options, *extents.concrete(model, options.shapes, options.dims, minimum),
                               name, target, pass_names, True)[0])
-        arena_at_min = plan.plan_memory(lower.lower_graph(at_min, target)).arena_bytes
+        arena_at_min = plan.plan_memory(lower.lower_graph(at_min, target), not options.outputs_overlap_inputs).arena_bytes
 
     options.progress("lowering")
     try:
@@ -113,7 +114,7 @@ def compile_model(model_path: Path, options: BuildOptions) -> Compiled:
         frontend.explain_needs_constant(exc, graph)
         raise
     options.progress("planning memory")
-    memory = plan.plan_memory(program)
+    memory = plan.plan_memory(program, output_room=not options.outputs_overlap_inputs)
     if variables:
         extents.check_plan(program, memory)
     if memory.arena_bytes > frontend.MAX_ARENA_BYTES:

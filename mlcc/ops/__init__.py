@@ -199,6 +199,12 @@ class Op:
         out = node.outputs[0]
         return [i for i, v in enumerate(node.inputs) if v is not None and v.dtype == out.dtype and v.size == out.size]
 
+    def tail_inputs(self, node: Node) -> list[int]:
+        """The inputs that may lie at the very end of the single output's bytes (plan/output_room: in a graph
+        output's buffer): the code reads element i of such an input before writing element i of the output, in
+        increasing i, and the output has as many elements, each at least as wide (a DequantizeLinear to float)."""
+        return []
+
     def view_offsets(self, node: Node) -> list[int] | None:
         """For view_of_input ops: each output's byte offset in input 0, or None when this node must copy."""
         return [0] * len(node.outputs) if self.view_of_input else None

@@ -1,6 +1,6 @@
 """Memory planning: every intermediate tensor gets an offset in one static arena.
 
-The algorithm, in four steps:
+The algorithm, in five steps:
   1. schedule (schedule.py): a few topological orders of the steps are tried (the model's own order first,
      then orders that finish what they start and run a step when it frees memory); each is judged by the
      steps below and the one with the smallest arena kept (ties: the smaller lower bound, then the earlier).
@@ -9,9 +9,12 @@ The algorithm, in four steps:
      Squeeze, contiguous Slice/Split, ...) pointing into their input, elementwise ops written over an input
      that dies with them. What shares bytes forms a tree; its root is one buffer, live from the first step
      writing any tensor of the tree to the last step reading any.
-  3. lower bound: the peak, over steps, of the bytes of root buffers (and scratch) live at that step. No
+  3. output room (output_room.py): a root buffer whose life ends before a graph output is first written (or
+     that the step writing it reads element by element into a wider type, at its end) moves into the caller's
+     output buffer, out of the arena.
+  4. lower bound: the peak, over steps, of the bytes of root buffers (and scratch) live at that step. No
      offset assignment of this schedule and sharing can use less.
-  4. offsets (assign.py): several greedy placements (by size, lifetime, size x lifetime, start; first fit
+  5. offsets (assign.py): several greedy placements (by size, lifetime, size x lifetime, start; first fit
      and best fit), the smallest arena kept. Sizes and offsets are multiples of 64 bytes.
 
 Weights prepared at load time (lower.Preparation: e.g. Winograd's transformed kernels where the blob keeps
@@ -20,7 +23,8 @@ reused; the intermediates' offsets start after it.
 
 Graph inputs and outputs live in the caller's buffers and constants in the weights blob, so none of them
 takes arena space; a view of a graph input points into the caller's buffer, and a Concat that is a graph
-output has its producers write into the caller's buffer.
+output has its producers write into the caller's buffer; intermediates that die before an output is written
+live in its buffer (step 3), so the caller's inputs and outputs must not overlap.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from ..errors import MlccError
 from ..ir import Value
 from ..lower import Program, Step
-from . import assign as _assign, schedule as _schedule
+from . import assign as _assign, output_room as _output_room, schedule as _schedule
 from .greedy import GreedyPlan, greedy_by_size
 from .sharing import Link, Sharing
 
@@ -82,7 +86,8 @@ class MemoryPlan:
     def sharing(self) -> dict:
         """What shares bytes, counted (for report.json and `mlcc inspect`)."""
         kinds = {"view": "views", "concat": "written_into_concat", "strided": "written_into_concat_channels",
-                 "in-place": "in_place", "placed": "placed_in_concat"}
+                 "in-place": "in_place", "placed": "placed_in_concat", "room": "in_output_buffers",
+                 "tail": "at_output_ends"}
         counts = {word: 0 for word in kinds.values()}
         for a in self.aliases:
             counts[kinds[a.link.kind]] += 1
@@ -122,9 +127,10 @@ class _Candidate:
     peak: list[Buffer]
     arena: int = 0
     strategy: str = ""
+    moved: dict = field(default_factory=dict)  # id(root) -> (graph output, offset, kind): output_room.place
 
 
-def _evaluate(program: Program, order: list[int]) -> _Candidate:
+def _evaluate(program: Program, order: list[int], output_room: bool = True) -> _Candidate:
     steps = [program.steps[i] for i in order]
     sharing = Sharing(program.graph, steps).decide()
     buffers: dict[int, Buffer] = {}
@@ -136,7 +142,8 @@ def _evaluate(program: Program, order: list[int]) -> _Candidate:
             buffers[id(v)] = Buffer(v, first, last, _aligned(v.nbytes))
         for v in step.scratch:
             buffers[id(v)] = Buffer(v, index, index, _aligned(v.nbytes))
-    listed = list(buffers.values())
+    moved = _output_room.place(program.graph, steps, sharing, list(buffers.values())) if output_room else {}
+    listed = [b for b in buffers.values() if id(b.value) not in moved]
     live = [0] * (len(steps) + 1)
     for b in listed:
         live[b.first] += b.size
@@ -147,7 +154,7 @@ def _evaluate(program: Program, order: list[int]) -> _Candidate:
         if running > peak:
             peak, peak_step = running, index
     at_peak = sorted((b for b in listed if b.first <= peak_step <= b.last and b.size), key=lambda b: (-b.size, b.value.name))
-    return _Candidate(order, sharing, listed, peak, peak_step, at_peak)
+    return _Candidate(order, sharing, listed, peak, peak_step, at_peak, moved=moved)
 
 
 def _prepared_region(program: Program) -> tuple[list[tuple[Value, int]], int]:
@@ -161,25 +168,34 @@ def _prepared_region(program: Program) -> tuple[list[tuple[Value, int]], int]:
     return placed, offset
 
 
-def plan_memory(program: Program) -> MemoryPlan:
-    """Choose the schedule (program.steps is reordered to it), the sharing and the offsets."""
+def plan_memory(program: Program, output_room: bool = True) -> MemoryPlan:
+    """Choose the schedule (program.steps is reordered to it), the sharing and the offsets; output_room:
+    intermediates may live in the graph outputs' buffers before they are written (step 3)."""
     best = None
     for name, order in _schedule.candidates(program):
-        candidate = _evaluate(program, order)
+        candidate = _evaluate(program, order, output_room)
         candidate.strategy = f"schedule {name}; offsets {_assign.assign(candidate.buffers, candidate.lower_bound, ALIGN)}"
         candidate.arena = max((b.offset + b.size for b in candidate.buffers), default=0)
         if best is None or (candidate.arena, candidate.lower_bound) < (best.arena, best.lower_bound):
             best = candidate
     if best is None:  # no steps at all
-        best = _evaluate(program, [])
+        best = _evaluate(program, [], output_room)
     program.steps[:] = [program.steps[i] for i in best.order]
     sharing = best.sharing
     aliases: dict[int, Alias] = {}
     for step in program.steps:
         for v in [*step.reads, *step.writes]:
-            if id(v) in sharing.links and id(v) not in aliases:
+            if id(v) in aliases:
+                continue
+            if id(v) in sharing.links:
                 root, offset = sharing.root(v)
+                if id(root) in best.moved:  # its tree lives in a graph output's buffer
+                    out, room_offset, _ = best.moved[id(root)]
+                    root, offset = out, offset + room_offset
                 aliases[id(v)] = Alias(v, root, offset, sharing.links[id(v)])
+            elif id(v) in best.moved:
+                out, offset, kind = best.moved[id(v)]
+                aliases[id(v)] = Alias(v, out, offset, Link(out, offset, kind))
     intermediates = {id(v): v for s in program.steps for v in [*s.writes, *s.scratch]
                      if id(v) not in sharing.external and not v.is_const}
     prepared, prepared_bytes = _prepared_region(program)

@@ -4,7 +4,8 @@ Every byte of the arena and of the caller's buffers records which tensor last wr
 of that tensor). A tensor's bytes are one range, or for a channel slice of a Concat one range per row. Steps
 run in order; a step with code first checks that each tensor it reads holds what
 that tensor must hold (its own bytes, or for a view or an elided Concat the bytes of what it shows), that
-nothing it writes overlaps what it reads (except an in-place output exactly over its input) and that its
+nothing it writes overlaps what it reads (except an in-place output exactly over its input, or an output over
+an input at its end that the op reads as it writes: Op.tail_inputs) and that its
 writes stay inside the arena, then records its writes. At the end each graph output must hold its value.
 """
 
@@ -172,6 +173,7 @@ def simulate(plan: "MemoryPlan") -> None:
         writes = [v for v in [*step.writes, *step.scratch] if v.nbytes]
         op = ops.lookup(node.op_type, node.domain)
         in_place = {id(node.inputs[i]) for i in op.in_place_inputs(node)} if op is not None else set()
+        tails = {id(node.inputs[i]) for i in op.tail_inputs(node)} if op is not None else set()
         spans = [(v, *where(v)) for v in writes]
         for v, space, ranges in spans:
             if space == "arena" and not 0 <= ranges[0][0] <= ranges[-1][0] + ranges[-1][1] <= plan.arena_bytes:
@@ -183,7 +185,10 @@ def simulate(plan: "MemoryPlan") -> None:
                 r_space, r_ranges = where(r)
                 if r_space == space and _overlap(ranges, r_ranges):
                     exact = r_ranges == ranges and r.nbytes == v.nbytes and id(r) in in_place
-                    if not exact:
+                    at_end = (id(r) in tails and len(ranges) == len(r_ranges) == 1
+                              and r_ranges[0][0] + r_ranges[0][1] == ranges[0][0] + ranges[0][1]
+                              and r_ranges[0][0] >= ranges[0][0] and r.size == v.size)
+                    if not (exact or at_end):
                         raise MlccError(f"memory plan overlaps {v.name!r} and {r.name!r}, written and read at step {index}")
         for v, space, ranges in spans:
             memory.write(space, ranges, id(v))

@@ -40,7 +40,9 @@ class Link:
     offset: int  # bytes into the parent
     kind: str  # "view", "concat" (written into its range of parent), "in-place" (written over parent),
     #             "placed" (written where parent will be: parent is computed over it, or is its view),
-    #             "strided" (its rows written `pitch` bytes apart into parent, a channels-last Concat)
+    #             "strided" (its rows written `pitch` bytes apart into parent, a channels-last Concat),
+    #             "room" (in graph output parent's buffer, dead before it is written: output_room.py),
+    #             "tail" (at the end of graph output parent's buffer, read as parent is written)
     pitch: int = 0  # bytes from one row to the next in parent ("strided"); 0: contiguous
 
 

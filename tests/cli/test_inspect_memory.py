@@ -56,7 +56,7 @@ def test_inspect_shows_bounds_sharing_and_the_largest_live_set(tmp_path):
 def test_inspect_plot_draws_the_timeline(tmp_path):
     model = branchy_model(tmp_path / "branchy.onnx")
     plot = tmp_path / "memory.svg"
-    proc = mlcc("inspect", model, "-O0", "--plot", plot)
+    proc = mlcc("inspect", model, "-O0", "--plot", plot, "--outputs-overlap-inputs")  # every buffer in the arena
     assert proc.returncode == 0, proc.stderr
     root = ET.parse(plot).getroot()  # well-formed XML
     assert root.tag == f"{SVG}svg"

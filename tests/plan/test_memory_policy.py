@@ -180,7 +180,7 @@ def test_optimize_for_speed_opts_in_to_winograd_weights(tmp_path):
 def test_arena_limit_refuses_naming_the_peak(tmp_path):
     path = residual_block(tmp_path / "block.onnx", channels=16)
     proc = mlcc("build", path, "-t", "cortex-m4", "--arena-limit", "4096", "-o", tmp_path / "out")
-    assert_one_line_error(proc, "--arena-limit 4,096", "peak is step 3 (node 'conv2', Conv)", "'a_nhwc'", "'b_nhwc'")
+    assert_one_line_error(proc, "--arena-limit 4,096", "peak is step 3 (node 'conv2', Conv)", "'a_nhwc'", "'conv2_columns'")
     assert not (tmp_path / "out").exists()
 
 

@@ -54,7 +54,7 @@ def test_chain_reuses_memory():
 
 
 def test_verify_catches_overlap():
-    plan = plan_memory(chain_program([100, 100, 100]))
+    plan = plan_memory(chain_program([100, 100, 100]), output_room=False)
     a, b = plan.buffers[0], plan.buffers[1]
     b.offset = a.offset
     with pytest.raises(MlccError, match="overlaps"):
@@ -79,7 +79,8 @@ def vi(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
-def planned(nodes, inputs, outputs, initializers=()):
+def planned(nodes, inputs, outputs, initializers=(), output_room=False):
+    """output_room: intermediates may live in the outputs' buffers (off: the tests of sharing alone)."""
     graph = helper.make_graph(nodes, "t", inputs, outputs, [numpy_helper.from_array(np.asarray(a), n) for n, a in initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -87,7 +88,7 @@ def planned(nodes, inputs, outputs, initializers=()):
     for name in passes.pipeline(0):
         passes.get(name)(g, resolve("wasm32"))
     program = lower.lower_graph(g, resolve("wasm32"))
-    return program, plan_memory(program)
+    return program, plan_memory(program, output_room)
 
 
 def kinds(plan):
@@ -203,6 +204,39 @@ def test_verify_simulation_catches_a_wrong_in_place():
     r = next(b for b in plan.buffers if b.value.name == "r")
     r.offset = s.offset  # pretend the Relu ran in place anyway: the Add would read r's values as s
     with pytest.raises(MlccError, match="overlaps|hold"):
+        plan.verify()
+
+
+# --- the caller's output buffers as room (plan/output_room.py) -------------------------------------------
+def qdq_chain(n=64):
+    """x -> QuantizeLinear -> q -> DequantizeLinear -> y: the DequantizeLinear writing y reads q element by
+    element into wider floats."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "scale", "zero"], ["y"])]
+    return nodes, [vi("x", [1, n])], [vi("y", None)], [("scale", np.float32(1 / 255)), ("zero", np.uint8(0))]
+
+
+def test_intermediates_live_in_the_output_before_it_is_written():
+    plan = plan_memory(chain_program([100, 100, 100, 300]))  # v2 is read by the step writing v3: stays
+    assert [(a.value.name, a.link.kind, a.root.name, a.offset) for a in plan.aliases] == [("v0", "room", "v3", 0),
+                                                                                         ("v1", "room", "v3", 448)]
+    assert [b.value.name for b in plan.buffers] == ["v2"] and plan.sharing()["in_output_buffers"] == 2
+    plan = plan_memory(chain_program([100, 100, 100, 300]), output_room=False)  # --outputs-overlap-inputs
+    assert plan.aliases == [] and len(plan.buffers) == 3
+
+
+def test_a_dequantized_output_reads_its_input_from_its_own_end():
+    program, plan = planned(*qdq_chain(), output_room=True)
+    assert kinds(plan) == {"q": ("tail", "y", 64 * 3)} and plan.arena_bytes == 0  # q's byte i under y's float i
+    program, plan = planned(*qdq_chain(n=60), output_room=True)  # the tail at 180 bytes is not 16-byte aligned
+    assert kinds(plan) == {} and plan.arena_bytes == 64
+
+
+def test_verify_simulation_catches_a_tail_that_is_not_at_the_end():
+    program, plan = planned(*qdq_chain(), output_room=True)
+    q = next(a for a in plan.aliases if a.value.name == "q")
+    q.offset -= 16  # y's float 60 would overwrite q's bytes 236-239 before they are read
+    with pytest.raises(MlccError, match="overlaps"):
         plan.verify()
 
 

@@ -8,6 +8,8 @@
  * aligned to 64. Nothing is allocated and nothing global is written, so calls with distinct arenas may
  * run concurrently. Both entry points return 0, or non-zero: 1 for a NULL argument, 2 for a misaligned
  * arena, 3 when an If's run-time condition chooses a branch the build left out (MLCC_ERROR_UNCOMPILED_BRANCH).
+ * Inputs and outputs must not overlap: the run keeps intermediates in output buffers before writing them
+ * (a build with --outputs-overlap-inputs keeps them in the arena).
  */
 #ifndef TRANSFORMER_BLOCK_H
 #define TRANSFORMER_BLOCK_H
@@ -20,7 +22,7 @@
 extern "C" {
 #endif
 
-#define TRANSFORMER_BLOCK_ARENA_BYTES  3392u      /* scratch the caller provides, 64-byte aligned */
+#define TRANSFORMER_BLOCK_ARENA_BYTES  2880u      /* scratch the caller provides, 64-byte aligned */
 #define TRANSFORMER_BLOCK_ARENA_ALIGN  64u
 #define TRANSFORMER_BLOCK_WEIGHTS_BYTES 8640u
 #define TRANSFORMER_BLOCK_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */

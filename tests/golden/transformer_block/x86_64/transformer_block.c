@@ -3,7 +3,7 @@
  * model:    transformer_block.onnx (sha256 5ee9acc25ef20df6fb88ec87b18ad3bcfdb08e54ab6b840f39368443520383a5)
  * target:   x86_64 (x86-64-v3 Linux: AVX2 + FMA)
  * compile:  zig cc -target x86_64-linux-gnu -mcpu=x86_64_v3 -fPIC -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c transformer_block.c
- * arena:    3840 bytes (6400 if no tensor shared memory)
+ * arena:    3328 bytes (6400 if no tensor shared memory)
  * weights:  8640 bytes in transformer_block.weights.bin
  * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
  *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
@@ -69,15 +69,17 @@ static int transformer_block_steps(const void *const *inputs, void *const *outpu
     float *const t_y = (float *)outputs[0];  /* y float32[1,8,16] */
 
     /* Intermediate tensors at their arena offsets. */
-    float *const t_h = (float *)(a + 0);  /* float32[1,8,16], 512 B, steps 0-3 */
     float *const t_MatMul_8_attention = (float *)(a + 0);  /* float32[438], 1752 B, steps 4-4 */
     float *const t_g = (float *)(a + 0);  /* float32[1,8,32], 1024 B, steps 7-8 */
     float *const t_r1 = (float *)(a + 1024);  /* float32[1,8,16], 512 B, steps 5-8 */
-    float *const t_h2 = (float *)(a + 1536);  /* float32[1,8,16], 512 B, steps 6-7 */
     float *const t_q = (float *)(a + 1792);  /* float32[1,8,16], 512 B, steps 1-4 */
     float *const t_k = (float *)(a + 2304);  /* float32[1,8,16], 512 B, steps 2-4 */
     float *const t_v = (float *)(a + 2816);  /* float32[1,8,16], 512 B, steps 3-4 */
-    float *const t_ctx = (float *)(a + 3328);  /* float32[1,8,16], 512 B, steps 4-5 */
+
+    /* Tensors inside the caller's buffers. */
+    float *const t_h = t_y;  /* float32[1,8,16], in t_y's buffer, before it is written */
+    float *const t_ctx = t_y;  /* float32[1,8,16], in t_y's buffer, before it is written */
+    float *const t_h2 = t_y;  /* float32[1,8,16], in t_y's buffer, before it is written */
 
     /* Weights. */
     const float *const w_ln1_s = (const float *)(transformer_block_weights + 0);  /* float32[16] */
