@@ -2,7 +2,8 @@
  * including source defines first (its own ISA's instructions, inlined):
  *
  *   BLOCK                      channels a block: the 16-bit lanes of `vec`
- *   PARTIAL_BLOCKS             1 where loads and stores mask a last block of fewer channels, else 0 (the
+ *   PARTIAL_BLOCKS             1 where loads and stores mask a last block of fewer channels (AVX-512 by the
+ *                              byte; AVX2 by whole dwords, its caller's `limit` a multiple of 4), else 0 (the
  *                              caller's `limit` is a multiple of BLOCK)
  *   vec                        the vector type
  *   struct lanes, lanes_of(multiplier, shift), requantize(acc, lanes): BLOCK / 2 channels' requantization

@@ -3,15 +3,17 @@
  * exact 16-bit products summed in 32 bits: no saturation, and one multiply-add per two taps where a product per
  * tap and its widening cost three); vpackssdw undoes the pairing's channel order. Requantization is vectorised
  * across channels with each lane's own multiplier and shift (variable 64-bit shifts, the arithmetic shift done
- * as a logical one of the value plus 2^62, as qs8-gemm.h explains). Channels past a multiple of 16 go one at a
- * time; more than MAX_TAPS taps and a shift below 31 take the reference's code. */
+ * as a logical one of the value plus 2^62, as qs8-gemm.h explains). A last block of 4, 8 or 12 channels loads
+ * whole dwords under a mask (vpmaskmovd: no read past them) and stores its bytes by 8 and 4; channels past a
+ * multiple of 4 go one at a time; more than MAX_TAPS taps and a shift below 31 take the reference's code. */
 #if defined(__AVX2__)
 #include <immintrin.h>
+#include <string.h>
 
 #include "mlcc/kernels/qs8-dwconv.h"
 
 #define BLOCK 16
-#define PARTIAL_BLOCKS 0
+#define PARTIAL_BLOCKS 1
 typedef __m256i vec;
 
 /* requantize(acc, c) for 8 channels before the zero point and clamp, each lane with its own multiplier and
@@ -46,26 +48,30 @@ static inline __m256i requantize(__m256i acc, const struct lanes *l) {
 }
 
 struct io {
-    __m128i flip;
+    __m128i flip, dwords;  /* dwords: a partial block's lanes, whole dwords (count a multiple of 4) */
     __m256i padding, zero_point, low, high;
+    size_t count;
     bool signed_out;
 };
 
 static inline struct io io_of(uint8_t x_zero, uint8_t a_flip, const struct mlcc_qs8_requant *rq, size_t count) {
-    (void)count;
-    const struct io io = {_mm_set1_epi8((char)a_flip), _mm256_set1_epi16((int16_t)(int8_t)(x_zero ^ a_flip)),
-                          _mm256_set1_epi32(rq->y_zero), _mm256_set1_epi32(rq->y_min), _mm256_set1_epi32(rq->y_max),
-                          rq->y_min < 0};
+    const __m128i index = _mm_setr_epi32(0, 1, 2, 3);
+    const struct io io = {_mm_set1_epi8((char)a_flip), _mm_cmpgt_epi32(_mm_set1_epi32((int)(count / 4)), index),
+                          _mm256_set1_epi16((int16_t)(int8_t)(x_zero ^ a_flip)), _mm256_set1_epi32(rq->y_zero),
+                          _mm256_set1_epi32(rq->y_min), _mm256_set1_epi32(rq->y_max), count, rq->y_min < 0};
     return io;
 }
 
+static inline __m128i load_bytes(const void *p, const struct io *io) {
+    return io->count == BLOCK ? _mm_loadu_si128((const __m128i *)p) : _mm_maskload_epi32((const int *)p, io->dwords);
+}
+
 static inline __m256i load_x(const uint8_t *p, const struct io *io) {
-    return _mm256_cvtepi8_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)p), io->flip));
+    return _mm256_cvtepi8_epi16(_mm_xor_si128(load_bytes(p, io), io->flip));
 }
 
 static inline __m256i load_w(const int8_t *p, const struct io *io) {
-    (void)io;
-    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_cvtepi8_epi16(load_bytes(p, io));
 }
 
 static inline __m256i padding(const struct io *io) { return io->padding; }
@@ -84,7 +90,21 @@ static inline void store(uint8_t *y, __m256i v_lo, __m256i v_hi, const struct io
     /* per 128-bit lane, channels (0-3, 4-7) and (8-11, 12-15): the words in order */
     const __m256i words = _mm256_packs_epi32(v_lo, v_hi);
     const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
-    _mm_storeu_si128((__m128i *)y, io->signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1));
+    const __m128i bytes = io->signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+    if (io->count == BLOCK) {
+        _mm_storeu_si128((__m128i *)y, bytes);
+        return;
+    }
+    /* by 8 and 4 bytes: vpmaskmovd's store is microcoded on AMD */
+    size_t done = 0;
+    if (io->count >= 8) {
+        _mm_storel_epi64((__m128i *)y, bytes);
+        done = 8;
+    }
+    if (io->count % 8) {
+        const int32_t last = _mm_cvtsi128_si32(done ? _mm_srli_si128(bytes, 8) : bytes);
+        memcpy(y + done, &last, 4);
+    }
 }
 
 #include "blocks.h"
@@ -96,7 +116,7 @@ void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const ui
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
         return;
     }
-    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, full = channels & ~(size_t)15;
+    const size_t channels = g->channels, taps = g->kernel_h * g->kernel_w, full = channels & ~(size_t)3;
     if (is_window3x3(g)) {
         dwconv3x3(g, x, x_zero, a_flip, w, y, rq, full);
     } else {
@@ -105,7 +125,7 @@ void mlcc_qs8_dwconv_nhwc__avx2(const struct mlcc_qs8_conv_geometry *g, const ui
     if (full == channels) return;
     const int32_t zero = (int32_t)(int8_t)(x_zero ^ a_flip);
     const uint8_t *source[MAX_TAPS];
-    for (size_t oh = 0; oh < g->out_h; ++oh) {  /* the channels past a multiple of 16 */
+    for (size_t oh = 0; oh < g->out_h; ++oh) {  /* the channels past a multiple of 4 */
         for (size_t ow = 0; ow < g->out_w; ++ow) {
             for (size_t kh = 0, t = 0; kh < g->kernel_h; ++kh) {
                 for (size_t kw = 0; kw < g->kernel_w; ++kw, ++t) source[t] = mlcc_qs8_dwconv_source(g, x, oh, ow, kh, kw);
