@@ -96,6 +96,15 @@ static void pixel_portable(const struct row *r, size_t ow, size_t c0, size_t c1)
 #define LANES MLCC_F32V_LANES
 #define TILE 4u  /* output pixels per iteration */
 
+/* In WebAssembly a copy of the row per activation: Cranelift turns the tiles' test of it into a jump table
+ * per tile and reloads Clip's bounds from the stack (7x7x960 3x3 with Clip: 0.86x the time, 25x5x64: 0.8x
+ * in wasmtime); native builds keep one copy (the three were 2-8% slower on AVX-512). */
+#if defined(__wasm__)
+#define ACTIVATION_COPIES 1
+#else
+#define ACTIVATION_COPIES 0
+#endif
+
 /* The tiles are written as loops over constants (pixels, rows, stride): inlined, they unroll and their
  * accumulators and weights live in registers. They read the row through a local copy: a vector store may
  * alias anything, so fields read through a pointer would be reloaded after every store. */
@@ -254,24 +263,67 @@ static FORCE_INLINE void edge_3x3(const struct row *r, const mlcc_f32v wv[3][3],
         pixel_vector(r, ow, c);
 }
 
-/* A whole row of `width` pixels (a constant once inlined) with stride 1 and one column of padding on each side,
- * as one tile: pixel p reads input columns p - 1 .. p + 1 inside the row. A narrow row (DS-CNN's 5) would
- * otherwise take two border pixels and a tile, each starting and finishing its own sums. */
-#define NARROW_3X3 5u
+/* Pixels ow .. ow + count of a stride-1 row with one column of padding on each side, taking the row's left
+ * border pixel (left, then ow is 0) or its right one (right) into the tile: pixel p reads the input columns of
+ * ow + p - 1 .. ow + p + 1 inside the row, in the order tile_3x3 does. count, left and right are constants once
+ * inlined. A border pixel alone would start and finish its own sums (a narrow row, DS-CNN's 5 wide: two of
+ * them and a tile of three, 1.5x the time of one tile of five). */
+#define BORDER_TILE_MAX 5u
 
-static FORCE_INLINE void narrow_3x3(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
-                                    const float *const xr[3], size_t rows, size_t c, size_t width)
+static FORCE_INLINE void tile_3x3_border(const struct row *r, const mlcc_f32v wv[3][3], mlcc_f32v b,
+                                         const float *const xr[3], size_t rows, size_t ow, size_t c, size_t count,
+                                         int left, int right)
 {
     const size_t channels = r->channels;
-    mlcc_f32v acc[NARROW_3X3];
-    for (size_t p = 0; p < width; ++p) acc[p] = b;
+    mlcc_f32v acc[BORDER_TILE_MAX];
+    for (size_t p = 0; p < count; ++p) acc[p] = b;
     for (size_t i = 0; i < rows; ++i) {
-        for (size_t j = 0; j < width; ++j) {
-            const mlcc_f32v xv = mlcc_f32v_load(xr[i] + j * channels + c);
-            for (size_t p = (j > 0 ? j - 1 : 0); p <= j + 1 && p < width; ++p) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j + 1 - p]);
+        /* j: the input column ow - 1 + j, read by pixels p with p <= j <= p + 2 (tap j - p) */
+        for (size_t j = left ? 1u : 0u; j < count + (right ? 1u : 2u); ++j) {
+            const mlcc_f32v xv = mlcc_f32v_load(xr[i] + (ow + j - 1u) * channels + c);
+            for (size_t p = j > 2u ? j - 2u : 0u; p <= j && p < count; ++p)
+                acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p]);
         }
     }
-    finish_pixels(r, acc, width, 0, c);
+    finish_pixels(r, acc, count, ow, c);
+}
+
+/* A stride-1 row wider than BORDER_TILE_MAX with one column of padding on each side, over three input rows:
+ * its border pixels in its first and last tiles. A function of its own, as row_3x3 is (inlined into
+ * row_3x3_over it slowed the narrow rows' copy by a fifth). */
+static void row_3x3_padded(const struct row *row, size_t c)
+{
+    const struct row r = *row;
+    const size_t width = r.g->out[2];
+    const float *xr[3];
+    mlcc_f32v wv[3][3];
+    for (size_t i = 0; i < 3; ++i) {
+        const float *wr = weight_row(&r, 0, r.kh_lo + i) + c;
+        xr[i] = input_row(&r, 0, r.kh_lo + i);
+        for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(wr + kw * r.channels);
+    }
+    const mlcc_f32v b = bias_vector(&r, c);
+    /* 6: 3 + 3, 7: 4 + 3, wider: 4, the interior's tiles, 4 */
+    const size_t first = width < 8u ? width - 3u : 4u, last = width - (width < 8u ? 3u : 4u);
+    size_t ow = first;
+    if (first == 4u)
+        tile_3x3_border(&r, wv, b, xr, 3, 0, c, 4, 1, 0);
+    else
+        tile_3x3_border(&r, wv, b, xr, 3, 0, c, 3, 1, 0);
+    for (; ow + TILE <= last; ow += TILE) tile_3x3(&r, wv, b, xr, 3, 1, ow, c, TILE, 0, 3);
+    if (ow + 3 <= last) {
+        tile_3x3(&r, wv, b, xr, 3, 1, ow, c, 3, 0, 3);
+        ow += 3;
+    } else if (ow + 2 <= last) {
+        tile_3x3(&r, wv, b, xr, 3, 1, ow, c, 2, 0, 3);
+        ow += 2;
+    }
+    for (; ow < last; ++ow) tile_3x3(&r, wv, b, xr, 3, 1, ow, c, 1, 0, 3);
+    if (width - last == 4u)
+        tile_3x3_border(&r, wv, b, xr, 3, last, c, 4, 0, 1);
+    else
+        tile_3x3_border(&r, wv, b, xr, 3, last, c, 3, 0, 1);
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, width, c, 0);
 }
 
 /* One row at channel c for a 3x3 window over `rows` input rows with stride s along w: the weights of the
@@ -290,13 +342,13 @@ static FORCE_INLINE void row_3x3_over(const struct row *row, size_t rows, size_t
     }
     const mlcc_f32v b = bias_vector(&r, c);
     const size_t width = r.g->out[2];
-    if (s == 1 && r.g->pad[2] == 1 && r.g->in[2] == width && width >= 3 && width <= NARROW_3X3) {
+    if (s == 1 && r.g->pad[2] == 1 && r.g->in[2] == width && width >= 3 && width <= BORDER_TILE_MAX) {
         if (width == 5)
-            narrow_3x3(&r, wv, b, xr, rows, c, 5);
+            tile_3x3_border(&r, wv, b, xr, rows, 0, c, 5, 1, 1);
         else if (width == 4)
-            narrow_3x3(&r, wv, b, xr, rows, c, 4);
+            tile_3x3_border(&r, wv, b, xr, rows, 0, c, 4, 1, 1);
         else
-            narrow_3x3(&r, wv, b, xr, rows, c, 3);
+            tile_3x3_border(&r, wv, b, xr, rows, 0, c, 3, 1, 1);
         if (r.plan.post != POST_NONE) post_pass(&r, 0, width, c, 0);
         return;
     }
@@ -329,15 +381,6 @@ static FORCE_INLINE void row_3x3_act(const struct row *r, enum mlcc_activation a
     else
         row_3x3_over(r, rows, r->g->stride[2], act, c, ow_lo, ow_hi);
 }
-
-/* In WebAssembly a copy of the row per activation: Cranelift turns the tiles' test of it into a jump table
- * per tile and reloads Clip's bounds from the stack (7x7x960 3x3 with Clip: 0.86x the time, 25x5x64: 0.8x
- * in wasmtime); native builds keep one copy (the three were 2-8% slower on AVX-512). */
-#if defined(__wasm__)
-#define ACTIVATION_COPIES 1
-#else
-#define ACTIVATION_COPIES 0
-#endif
 
 static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
 {
@@ -496,7 +539,7 @@ static mlcc_f32v repeated(const float *w, size_t channels)
 #endif /* MLCC_HAVE_F32V */
 
 /* The kernel's path for this channel count and window. */
-enum path { PORTABLE, CHANNELS, CHANNELS_3X3, FLAT, FLAT_3X3 };
+enum path { PORTABLE, CHANNELS, CHANNELS_3X3, CHANNELS_3X3_PADDED, FLAT, FLAT_3X3 };
 
 void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometry *g, size_t channels,
                                               const float *x, const float *w, const float *bias,
@@ -517,6 +560,10 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
                        && (g->stride[2] == 1 || g->stride[2] == 2)
                    ? CHANNELS_3X3
                    : CHANNELS;
+        /* (WebAssembly's rows keep their copy per activation: not measured there) */
+        if (path == CHANNELS_3X3 && !ACTIVATION_COPIES && g->stride[2] == 1 && g->pad[2] == 1
+            && g->in[2] == g->out[2] && g->out[2] > BORDER_TILE_MAX)
+            path = CHANNELS_3X3_PADDED;
     } else if (LANES % channels == 0 && g->stride[2] == 1 && taps <= FLAT_MAX_TAPS) {
         path = g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[2] == 1 ? FLAT_3X3 : FLAT;
         for (size_t t = 0; t < taps; ++t) wt[t] = repeated(w + t * channels, channels);
@@ -553,11 +600,16 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
             switch (path) {
 #if MLCC_HAVE_F32V
             case CHANNELS:
-            case CHANNELS_3X3: {
-                /* a last partial vector overlaps the one before it */
+            case CHANNELS_3X3:
+            case CHANNELS_3X3_PADDED: {
+                /* a last partial vector overlaps the one before it; rows with all three taps inside the
+                 * input along h take row_3x3_padded where it applies */
                 const size_t last = channels - LANES;
+                const int padded = path == CHANNELS_3X3_PADDED && r.kd_hi > r.kd_lo && r.kh_hi - r.kh_lo == 3;
                 for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
-                    if (path == CHANNELS_3X3)
+                    if (padded)
+                        row_3x3_padded(&r, c);
+                    else if (path != CHANNELS)
                         row_3x3(&r, c, ow_lo, ow_hi);
                     else
                         row_any(&r, c, ow_lo, ow_hi);
