@@ -6,6 +6,7 @@ per call. `node_model(...)` makes a one-node model for per-op tests.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -76,16 +77,19 @@ def check_model(model: onnx.ModelProto, feeds: dict, target: str, tmp_path: Path
 
 def shared_model(tmp_path_factory, name: str, write) -> Path:
     """The model `write(path)` saves (an exporter's), made once per test session: the xdist workers share it
-    through their common temp folder, weights inline (an exporter may write them aside)."""
+    through their common temp folder, weights inline (an exporter may write them aside). One worker exports;
+    a worker asking meanwhile waits for its file instead of exporting the same model again."""
     shared = tmp_path_factory.getbasetemp().parent / "shared_models"
     shared.mkdir(exist_ok=True)
     path = shared / f"{name}.onnx"
-    if not path.exists():
-        staged = tmp_path_factory.mktemp(name) / f"{name}.onnx"
-        write(staged)
-        whole = shared / f"{name}.{os.getpid()}.onnx"
-        onnx.save(onnx.load(str(staged)), str(whole))
-        os.replace(whole, path)  # a worker racing us writes the same model
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            staged = tmp_path_factory.mktemp(name) / f"{name}.onnx"
+            write(staged)
+            whole = shared / f"{name}.{os.getpid()}.onnx"
+            onnx.save(onnx.load(str(staged)), str(whole))
+            os.replace(whole, path)
     return path
 
 
