@@ -85,6 +85,21 @@ static void columns_of(size_t n, const struct mlcc_qs8_requant *rq, struct colum
     }
 }
 
+/* Two widened rows times `groups` (a constant where inlined: 4, or 2 for a panel of 8 columns or fewer) groups
+ * of a panel's 4 columns, quad by quad */
+static inline __attribute__((always_inline)) void accumulate(size_t groups, int64_t wide[MR][MAX_QUADS], size_t quads,
+                                                             const int8_t *weights, __m256i acc[MR][4]) {
+    for (size_t t = 0; t < groups; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
+    for (size_t q = 0; q < quads; ++q) {
+        const __m256i x0 = _mm256_set1_epi64x(wide[0][q]), x1 = _mm256_set1_epi64x(wide[1][q]);
+        for (size_t t = 0; t < groups; ++t) {
+            const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
+            acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
+            acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
+        }
+    }
+}
+
 /* `mr` (1 or 2) widened rows times every panel, into row i of c */
 static void panels(size_t mr, int64_t wide[MR][MAX_QUADS], size_t quads, size_t n, const int8_t *packed, size_t panel,
                    uint8_t *c, size_t ldc, size_t i, const struct mlcc_qs8_requant *rq, const struct columns *cols) {
@@ -104,30 +119,24 @@ static void panels(size_t mr, int64_t wide[MR][MAX_QUADS], size_t quads, size_t 
                             _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(shift + 8)), thirty_one)),
             _mm256_set1_epi32(-1));
         __m256i acc[MR][4];
-        for (size_t t = 0; t < 4; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_si256();
-        for (size_t q = 0; q < quads; ++q) {
-            const __m256i x0 = _mm256_set1_epi64x(wide[0][q]), x1 = _mm256_set1_epi64x(wide[1][q]);
-            for (size_t t = 0; t < 4; ++t) {
-                const __m256i ws = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(weights + q * 64 + t * 16)));
-                acc[0][t] = _mm256_add_epi32(acc[0][t], _mm256_madd_epi16(x0, ws));
-                acc[1][t] = _mm256_add_epi32(acc[1][t], _mm256_madd_epi16(x1, ws));
-            }
+        const bool half = nr <= 8;  /* columns 8-15 all padding: their products and requantization skipped */
+        if (half) {
+            accumulate(2, wide, quads, weights, acc);
+        } else {
+            accumulate(4, wide, quads, weights, acc);
         }
         for (size_t r = 0; r < mr; ++r) {
             /* lanes (c0, c0, c1, c1 | c2, c2, c3, c3): pair sums, then columns 0-7 and 8-15 in order */
-            __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-            __m256i v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
+            __m256i v0 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8), v1 = v0;
             v0 = _mm256_add_epi32(v0, _mm256_loadu_si256((const __m256i *)bias));
-            v1 = _mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8)));
-            if (wide_shifts) {
-                v0 = requantize8_wide_shift(v0, multiplier, shift);
-                v1 = requantize8_wide_shift(v1, multiplier + 8, shift + 8);
-            } else {
-                v0 = requantize8(v0, multiplier, shift);
-                v1 = requantize8(v1, multiplier + 8, shift + 8);
-            }
+            v0 = wide_shifts ? requantize8_wide_shift(v0, multiplier, shift) : requantize8(v0, multiplier, shift);
             v0 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v0, zero_point), low), high);
-            v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
+            if (!half) {
+                v1 = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
+                v1 = _mm256_add_epi32(v1, _mm256_loadu_si256((const __m256i *)(bias + 8)));
+                v1 = wide_shifts ? requantize8_wide_shift(v1, multiplier + 8, shift + 8) : requantize8(v1, multiplier + 8, shift + 8);
+                v1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v1, zero_point), low), high);
+            }
             const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
             const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
             const __m128i bytes = signed_out ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
