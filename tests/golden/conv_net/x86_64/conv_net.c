@@ -149,19 +149,16 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
         static const struct mlcc_f32_epilogue epilogue = {
             MLCC_ACTIVATION_RELU, 0.0f, 0.0f, NULL, 0u, 0u
         };
-        for (size_t t0 = 0; t0 < 16u; t0 += 16u) {
-            const size_t nt = MLCC_MIN(16u, 16u - t0);
-            mlcc_f32_winograd_input_parallel(parallel, mlcc_f32_winograd_input__avx2, &geometry, 0u, 8u,
-                                             t_p1_nhwc, 8u, t0, nt, t_conv2_winograd_inputs,
-                                             128u, 8u);
-            mlcc_f32_winograd_points(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u),
-                                     /* tiles, output channels, k */ nt, 16u, 8u,
-                                     /* v, u, m, each with its point stride */ t_conv2_winograd_inputs, 128u,
-                                     w_conv2_weight_winograd16, 128u, t_conv2_winograd_products, 256u);
-            mlcc_f32_winograd_output_parallel(parallel, mlcc_f32_winograd_output__avx2, &geometry, 16u,
-                                              t_conv2_winograd_products, 256u, t0, nt, w_conv2_bias, t_r2_nhwc,
-                                              16u, &epilogue);
-        }
+        mlcc_f32_winograd_input_parallel(parallel, mlcc_f32_winograd_input__avx2, &geometry, 0u, 8u,
+                                         t_p1_nhwc, 8u, 0u, 16u, t_conv2_winograd_inputs,
+                                         128u, 8u);
+        mlcc_f32_winograd_points(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u),
+                                 /* tiles, output channels, k */ 16u, 16u, 8u,
+                                 /* v, u, m, each with its point stride */ t_conv2_winograd_inputs, 128u,
+                                 w_conv2_weight_winograd16, 128u, t_conv2_winograd_products, 256u);
+        mlcc_f32_winograd_output_parallel(parallel, mlcc_f32_winograd_output__avx2, &geometry, 16u,
+                                          t_conv2_winograd_products, 256u, 0u, 16u, w_conv2_bias, t_r2_nhwc,
+                                          16u, &epilogue);
     }
     MLCC_PROFILE_END(3);
 
