@@ -117,9 +117,13 @@ def check_sizes(model: onnx.ModelProto, feeds_at, sizes: list, target: str, tmp_
             at_maximum["dims"] = {dim: maximum(extent) for dim, extent in options["dims"].items()}
         if "shapes" in options:
             at_maximum["shapes"] = {input: tuple(map(maximum, shape)) for input, shape in options["shapes"].items()}
-        static = compile_model(path, BuildOptions(target=name, compile=False, **{**options, **at_maximum}))
-        assert report["arena_bytes"] == static.plan.arena_bytes, \
-            f"arena {report['arena_bytes']:,} B, a static build's at the maximum {static.plan.arena_bytes:,} B"
+        # a static build may keep intermediates in its outputs' buffers (plan/output_room.py), which a
+        # run-time-sized output does not offer: equal to the static build with that room or without it
+        arenas = {compile_model(path, BuildOptions(target=name, compile=False, outputs_overlap_inputs=overlap,
+                                                   **{**options, **at_maximum})).plan.arena_bytes
+                  for overlap in (False, True)}
+        assert report["arena_bytes"] in arenas, \
+            f"arena {report['arena_bytes']:,} B, a static build's at the maximum {' or '.join(f'{a:,}' for a in sorted(arenas))} B"
     loaded = runners.load(out_dir, runner=runner)
     if refused is not None:
         size, message = refused
