@@ -152,8 +152,8 @@ def build_case(case: Case, out_dir: Path, guard_plan: bool = False) -> tuple[Pat
     planned = []
     real = mlcc.plan.plan_memory
 
-    def planner(program):
-        plan = real(program)
+    def planner(program, *args, **kwargs):
+        plan = real(program, *args, **kwargs)
         planned.append(spread_plan(plan) if guard_plan else plan)
         return planned[-1]
 
