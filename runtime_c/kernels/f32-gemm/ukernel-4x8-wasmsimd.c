@@ -54,11 +54,11 @@ static inline void accumulate_packed(mlcc_f32v acc[MR][NR / 4], size_t kc, const
 
 /* The same over a panel holding each element in all 4 lanes, (row i, step p) at a[(p * MR + i) * 4 ..]: two
  * loads of B, four of A, 8 multiplies and 8 adds a step, no lane shuffle. The driver packs it for products of
- * 32 or more panels of B (one broadcast per element of A and block, for all of them; the block holds a
- * quarter of the k): benchmarks/gemm.py's driver with ReLU in wasmtime 50, thread CPU, medians of 5
- * interleaved rounds, broadcast vs plain panels: 196x256x2304 +18%, 128x384x1536 +18%, 196x256x1024 +11%,
- * 49x2048x512 +11%, 16x512x512 +8%, 1024^3 and 784x512x128 even; narrower, 784x128x512 -2%, 3136x64x256 -17%
- * (8 panels pay for the 4x packing and the shorter slices of k). */
+ * 8 or more panels of B (one broadcast per element of A and block, for all of them): benchmarks/gemm.py's
+ * driver with ReLU in wasmtime 50, thread CPU, medians of 5 interleaved rounds, broadcast vs plain panels:
+ * 196x256x2304 +18%, 128x384x1536 +18%, 196x256x1024 +11%, 49x2048x512 +11%, 16x512x512 +8%, 1024^3 and
+ * 784x512x128 even. With a 16 KB packing buffer narrower products lost (784x128x512 -2%, 3136x64x256 -17%: the
+ * block held a quarter of the k); with 64 KB (f32-gemm.h) 8 panels gain too (gemm.c plan_for). */
 static inline void accumulate_broadcast(mlcc_f32v acc[MR][NR / 4], size_t kc, const float *a,
                                         const float *MLCC_RESTRICT w)
 {

@@ -41,7 +41,7 @@ typedef void (*mlcc_f32_gemm_row_fn)(size_t nr, size_t kc, const float *a, size_
 enum mlcc_f32_gemm_a_packing {
     MLCC_F32_GEMM_A_IN_PLACE = 0,  /* read in place */
     MLCC_F32_GEMM_A_PACKED = 1,    /* packed into micro-panels once a few panels of B pay the copy back */
-    MLCC_F32_GEMM_A_BROADCAST4 = 4 /* the same, and from 32 panels of B each element in all 4 lanes of a
+    MLCC_F32_GEMM_A_BROADCAST4 = 4 /* the same, and from 8 panels of B each element in all 4 lanes of a
                                     * vector: the tile loads it, no broadcast */
 };
 
