@@ -246,6 +246,15 @@ class Op:
         targets run faster says no there.) Asked only of nodes that `runs_channels_last`."""
         return True
 
+    def writes_transposed(self, node: Node) -> bool:
+        """Can the node store its single output transposed (then write_transposed marks it), so that a layout
+        Transpose of it needs no pass of its own? (passes/choose_layout, at a region's boundary.)"""
+        return False
+
+    def write_transposed(self, node: Node, perm: list[int]) -> None:
+        """Store the output transposed by `perm` (its Value is swapped for the transposed one by the pass)."""
+        raise NotImplementedError(f"{self.op_type} cannot write its output transposed")
+
     def to_channels_last(self, node: Node) -> None:
         """Rewrite the node's attributes for channels-last activations (the pass swaps its values)."""
 

@@ -62,9 +62,18 @@ def affine_nest(extents: list[int], strides: list[list[int]], offsets: list[int]
     return Nest(ext, [_index(o, p) for o, p in zip(offsets, per)])
 
 
+OUTPUT_PERM = "output_perm"  # passes/choose_layout's mark: the output is stored transposed by this perm
+
+
 def param_regions(node: Node, x: Value, param: Value, axis: int, block_size: int) -> list[Nest]:
-    """Nests over x reading x (index 0) and the scale or zero point `param` (index 1)."""
+    """Nests over x reading x (index 0) and the scale or zero point `param` (index 1); with the node's
+    OUTPUT_PERM (QuantizeLinear.write_transposed, per tensor), nests over the output it writes transposed (index 2)."""
     shape = [int(d) for d in x.shape]
+    perm = node.attrs.get(OUTPUT_PERM)
+    if perm is not None:  # walk y contiguously
+        dims = [shape[p] for p in perm]
+        x_strides = contiguous_strides(shape)
+        return [affine_nest(dims, [[x_strides[p] for p in perm], [0] * len(dims), contiguous_strides(dims)], [0, 0, 0])]
     if param.size == 1:  # per tensor
         dims = shape or [1]
         return [affine_nest(dims, [contiguous_strides(dims), [0] * len(dims)], [0, 0])]

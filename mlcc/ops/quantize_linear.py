@@ -11,7 +11,7 @@ from .. import cnames
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
-from ._quant import PerTensorChannelsLast, broadcast_param, param_regions, quant_axis, quant_range
+from ._quant import OUTPUT_PERM, PerTensorChannelsLast, broadcast_param, param_regions, quant_axis, quant_range
 
 FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp in float, else in double
 
@@ -32,7 +32,18 @@ class QuantizeLinear(PerTensorChannelsLast, Op):
         value = np.rint(x.astype(np.float32) / broadcast_param(scale, x.shape, axis, block_size).astype(np.float32))
         if zero is not None:
             value = value + broadcast_param(zero, x.shape, axis, block_size).astype(np.float64)
-        return [np.clip(value, lo, hi).astype(y.dtype)]
+        y_value = np.clip(value, lo, hi).astype(y.dtype)
+        perm = node.attrs.get(OUTPUT_PERM)
+        return [y_value if perm is None else np.ascontiguousarray(y_value.transpose(perm))]
+
+    def writes_transposed(self, node: Node) -> bool:
+        """Can it store its output transposed (passes/choose_layout: a graph input's QuantizeLinear writes the
+        channels-last region's 8-bit input in its one pass, no layout Transpose after it)? Per tensor: each
+        element alone, so any order of them."""
+        return self.runs_channels_last(node) and OUTPUT_PERM not in node.attrs
+
+    def write_transposed(self, node: Node, perm: list[int]) -> None:
+        node.attrs[OUTPUT_PERM] = [int(p) for p in perm]
 
     def lower(self, node: Node, ctx) -> None:
         x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)
@@ -60,7 +71,9 @@ def emit_quant(node: Node, ctx, expr: str, scale, zero, value: str | None = None
         raise UnsupportedError(f"zero point {zero.type_str()} and scale {scale.type_str()} differ in shape", node.where())
     axis, block_size = quant_axis(node)
     for nest in param_regions(node, x, scale, axis, block_size):
-        ctx.emit("ops/quantize.c.j2", extents=nest.extents, x_index=nest.index[0], p_index=nest.index[1], expr=expr, value=value,
+        y_index = nest.index[2] if len(nest.index) > 2 else nest.index[0]
+        ctx.emit("ops/quantize.c.j2", extents=nest.extents, x_index=nest.index[0], p_index=nest.index[1], y_index=y_index,
+                 expr=expr, value=value,
                  x=ctx.ptr(x), y=ctx.ptr(y), scale=ctx.ptr(scale), zero=ctx.ptr(zero) if zero is not None else None,
                  x_type=ctx.c_type(x), s_type=ctx.c_type(scale), z_type=ctx.c_type(zero) if zero is not None else "")
 

@@ -18,7 +18,9 @@ Transposes are inserted only where a value crosses the region's boundary (graph 
 that cannot run channels-last); one that is the inverse of the Transpose producing its input reads that
 Transpose's input instead, and a Transpose that only moves dims of extent 1 is a Reshape (a view in the
 memory plan). A boundary node that is no seed moves out of the region where the value on its other side is
-smaller (a graph input's QuantizeLinear: its 8-bit output is transposed, not the float input).
+smaller (a graph input's QuantizeLinear: its 8-bit output is transposed, not the float input). A producer
+outside the region whose output only the region reads and that can store it transposed itself
+(`Op.writes_transposed`: a per-tensor QuantizeLinear) writes it channels-last in its own pass, no Transpose.
 
 A channel shuffle (Reshape [N, C, H, W] -> [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to
 [N, C, H, W], as in ShuffleNet) joins the region too: channels-last it is the same three nodes on
@@ -146,7 +148,8 @@ def run(graph: Graph, target: Target) -> dict:
     outputs = {id(v) for v in graph.outputs}
     nhwc: dict[int, Value] = {}  # original value -> its channels-last form
     consts: dict[tuple[int, tuple[int, ...]], Value] = {}
-    counts = {"nodes": 0, "transposes": 0, "reshapes": 0, "cancelled": 0, "shuffles": 0, "left_at_boundary": left_out}
+    counts = {"nodes": 0, "transposes": 0, "reshapes": 0, "cancelled": 0, "shuffles": 0, "left_at_boundary": left_out,
+              "written_transposed": 0}
     nodes: list[Node] = []
 
     def relayout(v: Value, perm: list[int], out: Value, like: Node) -> Node:
@@ -156,6 +159,13 @@ def run(graph: Graph, target: Target) -> dict:
             return rw.node(Role.RESHAPE, f"{out.name}_reshape", [v, shape], [out], {"allowzero": 0}, like)
         counts["transposes"] += 1
         return rw.node(Role.TRANSPOSE, f"{out.name}_transpose", [v], [out], {"perm": perm}, like)
+
+    def writes_channels_last(producer: Node, v: Value) -> bool:
+        """Can the producer of a value entering the region store it channels-last itself? Only when the
+        region alone reads it (the channel-major form is then never needed)."""
+        op = ops.of(producer)
+        return (op is not None and op.writes_transposed(producer) and len(producer.outputs) == 1
+                and id(v) not in outputs and all(id(r) in inside for r in rw.readers_of(v)))
 
     def channels_last(v: Value, reader: Node) -> Value:
         if v.is_const:
@@ -171,7 +181,13 @@ def run(graph: Graph, target: Target) -> dict:
                 nhwc[id(v)] = source.inputs[0]
             else:
                 out = Value(rw.fresh(f"{v.name}_nhwc"), v.dtype, to_channels_last(v.shape))
-                nodes.append(relayout(v, TO_NHWC, out, reader))
+                producer = rw.producers.get(id(v))
+                if producer is not None and writes_channels_last(producer, v):
+                    ops.of(producer).write_transposed(producer, TO_NHWC)
+                    producer.outputs[producer.outputs.index(v)] = out
+                    counts["written_transposed"] += 1
+                else:
+                    nodes.append(relayout(v, TO_NHWC, out, reader))
                 nhwc[id(v)] = out
         return nhwc[id(v)]
 

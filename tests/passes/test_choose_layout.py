@@ -42,7 +42,7 @@ def test_region_runs_channels_last_with_transposes_only_at_its_edges():
     graph = imported(block())
     did = run_pass(graph, "choose_layout", target="x86_64")
     assert did == {"layout": "NHWC", "regions": 1, "nodes": 9, "transposes": 1, "reshapes": 1, "cancelled": 0,
-                   "shuffles": 0, "left_at_boundary": 0}
+                   "shuffles": 0, "left_at_boundary": 0, "written_transposed": 0}
     ir = text(graph)
     assert "%x_nhwc:float32[2,8,8,3] = Transpose(%x) perm=[0,2,3,1]" in ir
     assert ("= Conv(%x_nhwc, %w1, %b1) group=1 kernel_shape=[3,3] layout='NHWC'" in ir.replace("auto_pad='NOTSET' dilations=None ", "")
@@ -176,16 +176,19 @@ def _quantized_block(tmp_path):
 def test_integer_convolutions_run_channels_last_where_the_target_has_kernels_for_it(tmp_path):
     """x86_64 has qs8-packed's AVX2 GEMM: the integer convolutions, depthwise included, and the per-tensor Q / DQ
     around the float ops between them run channels-last with no Transpose inside; riscv64 (no qs8-packed form
-    on RVV, a row one in qs8-gemm) keeps them channel-major. The input's QuantizeLinear stays out of the region:
-    its 8-bit output is transposed, not the float input (a quarter of the bytes). Numerics: tests/quantized."""
+    on RVV, a row one in qs8-gemm) keeps them channel-major. The input's QuantizeLinear stays out of the region
+    (it reads the float input channel-major) and writes its 8-bit output channels-last itself: no Transpose
+    at all, no pass over the input of its own. Numerics: tests/quantized."""
     model, graph = _quantized_block(tmp_path)
     did = run_pass(graph, "choose_layout", target="x86_64")
     convs = [n for n in graph.nodes if n.op_type == "QuantizedConv"]
     assert len(convs) == 4 and all(n.attrs.get("layout") == "NHWC" for n in convs)
-    transposes = [n for n in graph.nodes if n.op_type == "Transpose"]
-    assert len(transposes) == 1 and did["left_at_boundary"] == 1  # once, on the quantized input
+    assert not [n for n in graph.nodes if n.op_type == "Transpose"]
+    assert did["left_at_boundary"] == 1 and did["written_transposed"] == 1 and did["transposes"] == 0
     quantize = next(n for n in graph.nodes if n.op_type == "QuantizeLinear" and n.inputs[0].name == "x")
-    assert transposes[0].inputs[0] is quantize.outputs[0] and transposes[0].inputs[0].dtype == np.uint8
+    assert quantize.attrs["output_perm"] == [0, 2, 3, 1] and quantize.outputs[0].dtype == np.uint8
+    assert quantize.outputs[0].shape == (*quantize.inputs[0].shape[:1], *quantize.inputs[0].shape[2:], quantize.inputs[0].shape[1])
+    assert all(n.attrs.get("layout") == "NHWC" for n in graph.nodes if quantize.outputs[0] in n.inputs)
     _, graph = _quantized_block(tmp_path)
     run_pass(graph, "choose_layout", target="riscv64")
     assert all(n.attrs.get("layout") != "NHWC" for n in graph.nodes if n.op_type == "QuantizedConv")
