@@ -165,6 +165,9 @@ def _window_dims(g, lead: int) -> list[dict]:
     return dims
 
 
+LOCAL_ROW_BYTES = 256  # the channels-last max loops keep a row of running maxima this small on the stack
+
+
 def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = False, p: int = 2,
                      storage_order: int = 0) -> None:
     """kind: "max" (with Indices when the node keeps a second output), "avg" or "lp" (p-norm of the window)."""
@@ -182,7 +185,8 @@ def lower_pool_loops(node: Node, ctx, kind: str, *, count_include_pad: bool = Fa
         offset = _tap_offset([g.inp[1] * g.inp[2], g.inp[2], 1][lead:])
         init = fill_literal(-np.inf if floating else np.iinfo(x.dtype).min, x.dtype)
         channels = x.shape[-1]
-        ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=channels,
+        local_row = isinstance(channels, int) and channels * x.dtype.itemsize <= LOCAL_ROW_BYTES
+        ctx.emit("ops/pool_loops_nhwc.c.j2", batch=x.shape[0], channels=channels, local_row=local_row,
                  x_image=cexpr.offset(ctx.ptr(x), (cexpr.index("n", x.shape[0]), _product(g.inp) * channels)),
                  y_image=cexpr.offset(ctx.ptr(y), (cexpr.index("n", x.shape[0]), _product(g.out) * channels)), dims=dims,
                  offset=offset, ctype=ctype, init=init)
