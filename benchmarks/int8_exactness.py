@@ -10,7 +10,7 @@ of the dequantized arithmetic), as are onnxruntime's own runs.
 
     python -m benchmarks.int8_exactness [--models resnet8,ds_cnn_kws] [--targets host,wasm32] [--inputs 2]
 
-Writes benchmarks/results/int8_exactness.json and .md.
+Writes benchmarks/results/int8_exactness.json and .md (a subset: int8_exactness_partial.*, git-ignored).
 """
 
 from __future__ import annotations
@@ -233,12 +233,16 @@ def main() -> None:
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument("--inputs", type=int, default=2, help="seeded random inputs per model")
+    p.add_argument("--out", type=Path, help="results without extension [benchmarks/results/int8_exactness, or "
+                   "benchmarks/results/int8_exactness_partial for a subset of models or targets]")
     args = p.parse_args()
+    subset = args.models != ",".join(MODELS) or args.targets != ",".join(TARGETS)
+    out = args.out or RESULTS / ("int8_exactness_partial" if subset else "int8_exactness")
     results = run(args.models.split(","), args.targets.split(","), args.inputs, lambda m: print(m, flush=True))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "int8_exactness.json").write_text(json.dumps(results, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
     text = table(results)
-    (RESULTS / "int8_exactness.md").write_text(text)
+    out.with_suffix(".md").write_text(text)
     print(text)
 
 
