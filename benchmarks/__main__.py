@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -78,19 +77,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     full = not args.models and not args.quick and args.levels == levels and not args.int8_only
     args.out = args.out or HERE / "results" / ("latest" if full else "partial")
     return args
-
-
-def install_web() -> str | None:
-    """npm ci into benchmarks/web when onnxruntime-web is missing; None when ready, else why not."""
-    if measure.web_available() is None:
-        return None
-    if shutil.which("npm") is None:
-        return "npm is not installed"
-    proc = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=measure.WEB, capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        return f"npm ci failed (registry unreachable?): {lines[-1] if lines else ''}"
-    return measure.web_available()
 
 
 def environment(web_note: str | None) -> dict:
@@ -247,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    web_note = None if args.no_wasm or args.no_web else install_web()
+    web_note = None if args.no_wasm or args.no_web else measure.install_web()
     if web_note:
         log(f"onnxruntime-web skipped: {web_note}")
     env = environment("--no-wasm" if args.no_wasm else "--no-web" if args.no_web else web_note)

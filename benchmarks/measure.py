@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,19 @@ def ort_latency(model_path: Path, feeds: dict, budget: float, most: int, threads
         return summary(times), outputs
     except Exception as exc:  # noqa: BLE001
         return failure(exc), None
+
+
+def install_web() -> str | None:
+    """npm ci into benchmarks/web when onnxruntime-web is missing; None when ready, else why not."""
+    if web_available() is None:
+        return None
+    if shutil.which("npm") is None:
+        return "npm is not installed"
+    proc = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=WEB, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        return f"npm ci failed (registry unreachable?): {lines[-1] if lines else ''}"
+    return web_available()
 
 
 def web_available() -> str | None:

@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     specs = measure.input_specs(onnx.load(str(args.model), load_external_data=False))
     first = mlcc_bench.bench(args.a, warmup=1, repeat=1)["median_ms"] / 1e3
     warmup, repeat = measure.repeats_for(first, args.budget, 200)
+    if not args.no_web and (note := measure.install_web()) is not None:  # npm ci into benchmarks/web
+        sys.exit(f"error: onnxruntime-web: {note}")
     cpu: dict[str, list[float]] = {"a": [], "b": [], "web": []}
     for _ in range(args.rounds):
         for side in ("a", "b"):
