@@ -111,6 +111,16 @@ def transformed_weights(w: np.ndarray, groups: int = 1, stride: int = 1) -> np.n
     return np.ascontiguousarray(u, dtype=np.float32)
 
 
+def point_stride(floats: int) -> int:
+    """Floats from one point's matrix of v or m to the next: `floats` rounded up to whole 64-byte lines, and
+    to an odd count of them. A transform writes (or reads) one tile's vectors at all 36 points before the next
+    tile; strides of a multiple of 4 KB (16 tiles x 64 channels, 64 tiles x 16) put those 36 lines in one set
+    of the L1 cache, so each line is evicted before its next vector arrives (AVX2's two 8-lane halves of 16
+    channels); an odd count of lines spreads them over every set."""
+    lines = -(-floats // 16)
+    return 16 * (lines | 1)
+
+
 def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: int, out_channels: int) -> None:
     """Render ops/conv_winograd.c.j2. values: the channels-last lowering's (x, y, bias, fields, images,
     channels, y_pitch, epilogue: its fields advanced by image and group, ...); in_channels and out_channels:
@@ -136,6 +146,7 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
     budget = max(SCRATCH_BUDGET, 4 * POINTS * depth * out_channels // 2)
     per_tile = 4 * POINTS * (depth + out_channels)
     chunk = min(bound(count), max(tile.mr, budget // per_tile // tile.mr * tile.mr))  # for the largest image
+    v_point, m_point = point_stride(chunk * depth), point_stride(chunk * out_channels)
     pixels = geo.out_size
     phases = None
     if stride == 2:  # each phase a 3x3 stride-1 unpadded convolution of out + 2 pixels a side
@@ -150,8 +161,8 @@ def lower(node, ctx, geo: ConvGeometry, values: dict, groups: int, in_channels: 
              output_kernel=ctx.kernel("mlcc_f32_winograd_output"), tiles=count, chunk=chunk, groups=groups,
              in_channels=in_channels, out_channels=out_channels, k=depth, pieces=count_pieces, phases=phases,
              u=u, u_point=u_point, u_group=POINTS * u_point,
-             v=ctx.scratch(4 * POINTS * chunk * depth, "winograd_inputs"), v_point=chunk * depth,
-             m=ctx.scratch(4 * POINTS * chunk * out_channels, "winograd_products"), m_point=chunk * out_channels,
+             v=ctx.scratch(4 * POINTS * v_point, "winograd_inputs"), v_point=v_point,
+             m=ctx.scratch(4 * POINTS * m_point, "winograd_products"), m_point=m_point,
              y_image=pixels * values["y_pitch"], **{key: values[key] for key in ("fields", "x", "y", "bias", "images", "n",
                                                                              "channels", "x_image", "y_pitch",
                                                                              "epilogue", "run_time")})

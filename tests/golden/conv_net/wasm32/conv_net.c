@@ -3,7 +3,7 @@
  * model:    conv_net.onnx (sha256 b7308e189df4de9e5c4cc2bfb133cb1aece256b00e4806b1d9f5256f6e5c8441)
  * target:   wasm32 (WebAssembly (WASI reactor, no imports) with SIMD128)
  * compile:  zig cc -target wasm32-wasi -msimd128 -mexec-model=reactor -std=c99 -O2 -fno-math-errno -g0 -fno-ident -ffunction-sections -fdata-sections -Wall -Wextra -Werror -fvisibility=hidden -Imlcc_runtime/include -c conv_net.c
- * arena:    92608 bytes (130304 if no tensor shared memory)
+ * arena:    97216 bytes (134912 if no tensor shared memory)
  * weights:  55296 bytes in conv_net.weights.bin
  * names:    t_ a tensor computed at run time (input, output, intermediate or scratch), w_ a constant (in the
  *           weights blob), k_ a static table; after it the ONNX name, cut at a word boundary past 40
@@ -72,14 +72,14 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
 
     /* Intermediate tensors at their arena offsets. */
     float *const t_r1_nhwc = (float *)(a + 18496);  /* float32[1,28,28,8], 25088 B, steps 1-2 */
-    float *const t_conv2_winograd_products = (float *)(a + 18496);  /* float32[9216], 36864 B, steps 3-3 */
+    float *const t_conv2_winograd_products = (float *)(a + 18496);  /* float32[9792], 39168 B, steps 3-3 */
     float *const t_p2_nhwc = (float *)(a + 18496);  /* float32[1,7,7,16], 3136 B, steps 4-5 */
     float *const t_logits = (float *)(a + 18496);  /* float32[1,10], 40 B, steps 7-8 */
     float *const t_p2 = (float *)(a + 21632);  /* float32[1,16,7,7], 3136 B, steps 5-7 */
     float *const t_flat = (float *)(a + 21632);  /* float32[1,784], 3136 B, steps 6-7, view of t_p2 */
-    float *const t_conv2_winograd_inputs = (float *)(a + 55360);  /* float32[4608], 18432 B, steps 3-3 */
-    float *const t_r2_nhwc = (float *)(a + 73792);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
-    float *const t_p1_nhwc = (float *)(a + 86336);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
+    float *const t_conv2_winograd_inputs = (float *)(a + 57664);  /* float32[5184], 20736 B, steps 3-3 */
+    float *const t_r2_nhwc = (float *)(a + 78400);  /* float32[1,14,14,16], 12544 B, steps 3-4 */
+    float *const t_p1_nhwc = (float *)(a + 90944);  /* float32[1,14,14,8], 6272 B, steps 2-3 */
 
     /* Tensors inside the caller's buffers. */
     const float *const t_image_nhwc = t_image;  /* float32[1,28,28,1], view of t_image */
@@ -165,13 +165,13 @@ static int conv_net_steps(const void *const *inputs, void *const *outputs, void 
         };
         mlcc_f32_winograd_input_parallel(parallel, mlcc_f32_winograd_input__wasmsimd, &geometry, 0u, 8u,
                                          t_p1_nhwc, 8u, 0u, 16u, t_conv2_winograd_inputs,
-                                         128u, 8u);
+                                         144u, 8u);
         mlcc_f32_winograd_points(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x16__wasmsimd, 512u, 128u, 1024u),
                                  /* tiles, output channels, k */ 16u, 16u, 8u,
-                                 /* v, u, m, each with its point stride */ t_conv2_winograd_inputs, 128u,
-                                 w_conv2_weight_winograd16, 128u, t_conv2_winograd_products, 256u);
+                                 /* v, u, m, each with its point stride */ t_conv2_winograd_inputs, 144u,
+                                 w_conv2_weight_winograd16, 128u, t_conv2_winograd_products, 272u);
         mlcc_f32_winograd_output_parallel(parallel, mlcc_f32_winograd_output__wasmsimd, &geometry, 16u,
-                                          t_conv2_winograd_products, 256u, 0u, 16u, w_conv2_bias, t_r2_nhwc,
+                                          t_conv2_winograd_products, 272u, 0u, 16u, w_conv2_bias, t_r2_nhwc,
                                           16u, &epilogue);
     }
     MLCC_PROFILE_END(3);

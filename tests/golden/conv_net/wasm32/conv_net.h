@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define CONV_NET_ARENA_BYTES  92608u      /* scratch the caller provides, 64-byte aligned */
+#define CONV_NET_ARENA_BYTES  97216u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
 #define CONV_NET_WEIGHTS_BYTES 55296u
 #define CONV_NET_PREPARED_BYTES 18496u  /* the arena's leading bytes of weights prepared at load */

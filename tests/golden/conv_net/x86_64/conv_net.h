@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define CONV_NET_ARENA_BYTES  74112u      /* scratch the caller provides, 64-byte aligned */
+#define CONV_NET_ARENA_BYTES  78720u      /* scratch the caller provides, 64-byte aligned */
 #define CONV_NET_ARENA_ALIGN  64u
 #define CONV_NET_WEIGHTS_BYTES 69120u
 #define CONV_NET_PREPARED_BYTES 0u  /* the arena's leading bytes of weights prepared at load */
