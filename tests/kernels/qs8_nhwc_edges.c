@@ -6,7 +6,7 @@
  *   1/2 and more);
  * - every mlcc_qs8_packed_igemm form against the same reference on its rows gathered: taps reading runs of a
  *   shared pool in no order, channels multiples of 4;
- * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16, 3x3 and 1x5 kernels, strides,
+ * - every mlcc_qs8_dwconv_nhwc form against its reference: channels around 16 and 64, 3x3 and 1x5 kernels, strides,
  *   padding and dilation;
  * - mlcc_qs8_conv_nhwc (packed reference) and, with 8 or 3 channels (taps of 4 bytes, the last meeting a zero
  *   weight), mlcc_qs8_conv_nhwc_indirect (each igemm form) against mlcc_qs8_conv_nchw (qs8-gemm reference)
@@ -17,6 +17,8 @@
 
 #include "mlcc/kernels/qs8-dwconv.h"
 #include "qs8_packed_edges.h"
+
+#define MAX_DW_N 72  /* AVX-512 VNNI's 3x3 loops: a block of 64 channels and one of 8 */
 
 static uint8_t fill_byte(int fill, size_t i) { return fill == 0 ? (uint8_t)next() : fill == 1 ? 255u : (uint8_t)(i % 2 ? 0 : 127); }
 
@@ -171,8 +173,10 @@ int main(void) {
     };
     /* kernel h w, stride, dilation, pad: 3x3 same, 3x3 stride 2, 1x5 no padding, 3x3 dilated, 5x5 pad 1 */
     static const size_t shapes[][6] = {{3, 3, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1}, {1, 5, 1, 1, 0, 0}, {3, 3, 1, 2, 2, 2}, {5, 5, 2, 1, 1, 1}};
-    static const size_t dw_channels[] = {1, 8, 15, 16, 17, 40};
-    static uint8_t x[7 * 9 * MAX_N], ywant[7 * 9 * MAX_N], ygot[7 * 9 * MAX_N];
+    static const size_t dw_channels[] = {1, 8, 15, 17, 40, MAX_DW_N};
+    static int32_t dw_bias[MAX_DW_N], dw_mult[MAX_DW_N], dw_shift[MAX_DW_N];
+    static int8_t dw_w[MAX_DW_N * 25];
+    static uint8_t x[7 * 9 * MAX_DW_N], ywant[7 * 9 * MAX_DW_N], ygot[7 * 9 * MAX_DW_N];
     for (size_t v = 0; v + 1 < sizeof dws / sizeof dws[0]; ++v) {
         for (int fill = 0; fill < 3; ++fill) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
@@ -183,14 +187,20 @@ int main(void) {
                         const size_t out_h = (in_h + 2 * pt - dil * (kh - 1) - 1) / st + 1, out_w = (in_w + 2 * pl - dil * (kw - 1) - 1) / st + 1;
                         const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kh, kw, st, st, dil, dil, pt, pl, c, 1};
                         for (size_t i = 0; i < in_h * in_w * c; ++i) x[i] = fill_byte(fill, i);
-                        for (size_t i = 0; i < kh * kw * c; ++i) w[i] = fill_weight(fill);
-                        requant(c, bias, mult, shift, fill == 0 && ci % 2);
-                        const struct mlcc_qs8_requant rq = {bias, mult, shift, (int32_t)(next() % 50u), flip ? 0 : -128, flip ? 255 : 127};
+                        for (size_t i = 0; i < kh * kw * c; ++i) dw_w[i] = fill_weight(fill);
+                        requant(c, dw_bias, dw_mult, dw_shift, fill == 0 && ci % 2);
+                        if (fill == 1) {  /* shifts 32 .. 52 (the whole range of AVX-512 VNNI's 3x3 loops) and a zero multiplier */
+                            for (size_t j = 0; j < c; ++j) dw_shift[j] = 32 + (int32_t)(next() % 21u);
+                            dw_mult[c / 2] = 0;
+                        }
+                        const int32_t y_min = fill == 1 ? (flip ? 10 : -100) : flip ? 0 : -128;  /* fill 1: a fused clamp */
+                        const int32_t y_max = fill == 1 ? (flip ? 200 : 90) : flip ? 255 : 127;
+                        const struct mlcc_qs8_requant rq = {dw_bias, dw_mult, dw_shift, (int32_t)(next() % 50u), y_min, y_max};
                         const uint8_t x_zero = (uint8_t)next();
                         memset(ywant, 0xAA, sizeof ywant);
                         memset(ygot, 0xAA, sizeof ygot);
-                        mlcc_qs8_dwconv_nhwc__reference(&g, x, x_zero, flip ? 0x80 : 0, w, ywant, &rq);
-                        dws[v].fn(&g, x, x_zero, flip ? 0x80 : 0, w, ygot, &rq);
+                        mlcc_qs8_dwconv_nhwc__reference(&g, x, x_zero, flip ? 0x80 : 0, dw_w, ywant, &rq);
+                        dws[v].fn(&g, x, x_zero, flip ? 0x80 : 0, dw_w, ygot, &rq);
                         ++cases;
                         if (memcmp(ywant, ygot, sizeof ywant)) {
                             if (differ < 5) printf("%s: shape %zu channels %zu flip %d fill %d differs\n", dws[v].name, s, c, flip, fill);

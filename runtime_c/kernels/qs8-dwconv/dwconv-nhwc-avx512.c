@@ -3,7 +3,9 @@
  * vpmaddwd, or vpdpwssd where the target has AVX-512 VNNI (two exact 16-bit products summed in 32 bits: no
  * saturation); the stores undo the pairing's channel order. Requantization: each lane's multiplier and shift,
  * 64-bit products, arithmetic shifts. Channels past a multiple of 32 are masked loads and stores. More than
- * MAX_TAPS taps and a shift below 31 (a real multiplier of 1 or more) take the reference. */
+ * MAX_TAPS taps and a shift below 31 (a real multiplier of 1 or more) take the reference. With AVX-512 VNNI, a 3x3
+ * window of stride 1 or 2 takes dot3x3-avx512vnni.h's vpdpbusd loops (three taps a multiply-add) instead, but for
+ * fewer than 16 channels that the flat loops pack into every lane. */
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
@@ -83,6 +85,9 @@ static inline void store(uint8_t *y, __m512i v_lo, __m512i v_hi, const struct io
 }
 
 #include "blocks.h"
+#if defined(__AVX512VNNI__)
+#include "dot3x3-avx512vnni.h"
+#endif
 
 /* Lanes lo .. hi - 1 of a block (clipped to 0 .. 31) */
 static inline __mmask32 lanes_between(ptrdiff_t lo, ptrdiff_t hi) {
@@ -175,12 +180,20 @@ static void dwconv_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     }
 }
 
+static inline bool fits_flat(const struct mlcc_qs8_conv_geometry *g) {
+    return g->channels < BLOCK && BLOCK % g->channels == 0 && g->stride_w == 1;
+}
+
 void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
                                   uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y,
                                   const struct mlcc_qs8_requant *rq) {
     if (falls_back(g, rq)) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
-    } else if (g->channels < BLOCK && BLOCK % g->channels == 0 && g->stride_w == 1) {
+#if defined(__AVX512VNNI__)
+    } else if (dot3x3_handles(g, rq) && !(g->channels < 16 && fits_flat(g))) {  /* 8 channels: flat fills more lanes */
+        dot3x3(g, x, x_zero, a_flip, w, y, rq);
+#endif
+    } else if (fits_flat(g)) {
         dwconv_flat(g, x, x_zero, a_flip, w, y, rq);
     } else if (is_window3x3(g)) {
         dwconv3x3(g, x, x_zero, a_flip, w, y, rq, g->channels);

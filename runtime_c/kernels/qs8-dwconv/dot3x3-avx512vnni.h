@@ -1,0 +1,264 @@
+/* qs8-dwconv's 3x3 depthwise convolution on AVX-512 VNNI (included by dwconv-nhwc-avx512.c where the target has
+ * it): stride 1 or 2, dilation 1, any padding. vpdpbusd sums four unsigned-byte by signed-byte products in each
+ * 32-bit lane, so a lane is one channel and its four bytes are four input rows of one input column: an input
+ * column is loaded once for the (up to) three output pixels whose windows hold it, its rows interleaved per
+ * channel, and one vpdpbusd per kernel column adds its three taps (the fourth byte meets a zero weight). With
+ * stride 1 along the height, the four rows serve two output rows at once (weights w0 w1 w2 0 and 0 w0 w1 w2).
+ *
+ * The activations go in as unsigned bytes u = x' + 128 (uint8 ones as they are; int8 ones with their sign bit
+ * flipped), and the bias takes back 128 * sum(w) once per channel. Requantization is qs8-gemm's, the zero
+ * point folded into the rounding term ((acc * m + 2^(s-1) + y_zero * 2^s) >> s), with the odd lanes shifted by
+ * s - 32 so their result is already the high half of the 64-bit lane: one blend joins them. That wants every
+ * shift in 32..52 (the sum below 2^63); a layer with another takes the general loops.
+ *
+ * A block is 64 channels (four accumulators: the byte unpacks leave channels 16L + 4q + i in lane L, dword i
+ * of accumulator q, and the saturating packs put them back in order) or 16 (one, its rows transposed with a
+ * dword permute and a byte shuffle; a last block of fewer under masks). */
+#ifndef MLCC_QS8_DWCONV_DOT3X3_H
+#define MLCC_QS8_DWCONV_DOT3X3_H
+
+#include <immintrin.h>
+
+#include "mlcc/kernels/qs8-dwconv.h"
+
+#define DOT_WIDE 64  /* channels of a four-accumulator block */
+
+/* One accumulator's requantization: the even lanes' 64-bit terms and the odd lanes' (shifted by s - 32) */
+struct dot_lanes {
+    __m512i mult, mult_odd, round_even, round_odd, shift_even, shift_odd;
+};
+
+static inline __m512i dot_requantize(__m512i acc, const struct dot_lanes *l) {
+    const __m512i even = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc, l->mult), l->round_even), l->shift_even);
+    const __m512i odd = _mm512_srav_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), l->mult_odd), l->round_odd), l->shift_odd);
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, odd);
+}
+
+/* Whether every channel's requantization suits dot_requantize (a zero multiplier takes any shift) */
+static inline bool dot_requant_fits(const struct mlcc_qs8_requant *rq, size_t channels) {
+    if (!((rq->y_min >= 0 && rq->y_max <= 255) || (rq->y_min >= -128 && rq->y_max <= 127))) return false;
+    for (size_t c = 0; c < channels; ++c) {
+        if (rq->multiplier[c] != 0 && (rq->shift[c] < 32 || rq->shift[c] > 52)) return false;
+    }
+    return true;
+}
+
+/* Four rows' bytes interleaved per channel: 64 channels into four vectors (the unpacks' order) */
+static inline void dot_interleave64(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i out[4]) {
+    const __m512i a = _mm512_unpacklo_epi8(r0, r1), b = _mm512_unpackhi_epi8(r0, r1);
+    const __m512i c = _mm512_unpacklo_epi8(r2, r3), d = _mm512_unpackhi_epi8(r2, r3);
+    out[0] = _mm512_unpacklo_epi16(a, c);
+    out[1] = _mm512_unpackhi_epi16(a, c);
+    out[2] = _mm512_unpacklo_epi16(b, d);
+    out[3] = _mm512_unpackhi_epi16(b, d);
+}
+
+/* ... and 16 channels into one, in order: row k in lane k, a 4x4 dword transpose, then a 4x4 byte one per lane */
+static inline __m512i dot_interleave16(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+    __m512i v = _mm512_inserti32x4(_mm512_castsi128_si512(r0), r1, 1);
+    v = _mm512_inserti32x4(_mm512_inserti32x4(v, r2, 2), r3, 3);
+    v = _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), v);
+    const __m512i bytes = _mm512_set4_epi32(0x0F0B0703, 0x0E0A0602, 0x0D090501, 0x0C080400);
+    return _mm512_shuffle_epi8(v, bytes);
+}
+
+/* What a block's loads need: its first channel's offset, its lanes, the padding's raw byte, the sign flip */
+struct dot_io {
+    size_t c;
+    __mmask64 lanes;
+    __m512i padding, flip;
+    bool flips;
+};
+
+/* Input column iw of the four rows (row k at rows[k], read where valid[k]), interleaved into out[0 .. Q-1] */
+static inline void dot_column(size_t accumulators, const uint8_t *const rows[4], const bool valid[4], size_t iw,
+                              size_t in_w, size_t channels, const struct dot_io *io, __m512i out[4]) {
+    const bool inside = iw < in_w;  /* left of the padding wraps around */
+    if (accumulators == 4) {
+        __m512i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const bool read = inside && valid[k];  /* else the padding, nothing loaded */
+            r[k] = _mm512_mask_loadu_epi8(io->padding, read ? io->lanes : 0, read ? rows[k] + iw * channels + io->c : rows[k]);
+        }
+        dot_interleave64(r[0], r[1], r[2], r[3], out);
+        if (io->flips) {
+            for (size_t q = 0; q < 4; ++q) out[q] = _mm512_xor_si512(out[q], io->flip);
+        }
+    } else {
+        __m128i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const bool read = inside && valid[k];
+            r[k] = _mm_mask_loadu_epi8(_mm512_castsi512_si128(io->padding), read ? (__mmask16)io->lanes : 0,
+                                       read ? rows[k] + iw * channels + io->c : rows[k]);
+        }
+        out[0] = dot_interleave16(r[0], r[1], r[2], r[3]);
+        if (io->flips) out[0] = _mm512_xor_si512(out[0], io->flip);
+    }
+}
+
+/* The weights of kernel column kw as four rows, taps (top, kh0, kh1, kh2 ...): `shift` 0 puts w0 w1 w2 0 in a lane
+ * (the upper output row), 1 puts 0 w0 w1 w2 (the lower one, a row further down) */
+static inline void dot_weights(size_t accumulators, const int8_t *w, size_t channels, size_t kw, size_t shift,
+                               const struct dot_io *io, __m512i out[4]) {
+    if (accumulators == 4) {
+        __m512i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const size_t kh = k - shift;  /* wraps around for the row above the kernel */
+            r[k] = kh < 3 ? _mm512_maskz_loadu_epi8(io->lanes, w + (kh * 3 + kw) * channels + io->c) : _mm512_setzero_si512();
+        }
+        dot_interleave64(r[0], r[1], r[2], r[3], out);
+    } else {
+        __m128i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const size_t kh = k - shift;
+            r[k] = kh < 3 ? _mm_maskz_loadu_epi8((__mmask16)io->lanes, w + (kh * 3 + kw) * channels + io->c) : _mm_setzero_si128();
+        }
+        out[0] = dot_interleave16(r[0], r[1], r[2], r[3]);
+    }
+}
+
+/* The block's 8-bit results of accumulators acc[0 .. Q-1] stored at y (channels from its first, in order) */
+static inline void dot_store(size_t accumulators, uint8_t *y, const __m512i acc[4], const struct dot_lanes lanes[4],
+                             const struct mlcc_qs8_requant *rq, const struct dot_io *io) {
+    if (accumulators == 4) {
+        const __m512i v01 = _mm512_packs_epi32(dot_requantize(acc[0], &lanes[0]), dot_requantize(acc[1], &lanes[1]));
+        const __m512i v23 = _mm512_packs_epi32(dot_requantize(acc[2], &lanes[2]), dot_requantize(acc[3], &lanes[3]));
+        __m512i bytes;
+        if (rq->y_min >= 0) {  /* uint8: saturated to 0 .. 255, then clamped */
+            bytes = _mm512_packus_epi16(v01, v23);
+            bytes = _mm512_min_epu8(_mm512_max_epu8(bytes, _mm512_set1_epi8((char)rq->y_min)), _mm512_set1_epi8((char)rq->y_max));
+        } else {
+            bytes = _mm512_packs_epi16(v01, v23);
+            bytes = _mm512_min_epi8(_mm512_max_epi8(bytes, _mm512_set1_epi8((char)rq->y_min)), _mm512_set1_epi8((char)rq->y_max));
+        }
+        _mm512_storeu_si512(y, bytes);
+    } else {
+        __m512i v = dot_requantize(acc[0], &lanes[0]);
+        v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(rq->y_min)), _mm512_set1_epi32(rq->y_max));
+        _mm512_mask_cvtepi32_storeu_epi8(y, (__mmask16)io->lanes, v);
+    }
+}
+
+/* A block's per-channel int32 parameters in its accumulators' lane order (past the channels: 0) */
+static inline void dot_parameters(size_t accumulators, const int32_t *values, const struct dot_io *io, __m512i out[4]) {
+    if (accumulators == 4) {  /* accumulator q's lane L is 128-bit block q of channels 16L .. 16L + 15 */
+        const int32_t *v = values + io->c;
+        const __m512i n0 = _mm512_loadu_si512(v), n1 = _mm512_loadu_si512(v + 16);
+        const __m512i n2 = _mm512_loadu_si512(v + 32), n3 = _mm512_loadu_si512(v + 48);
+        const __m512i t0 = _mm512_shuffle_i32x4(n0, n1, 0x44), t1 = _mm512_shuffle_i32x4(n0, n1, 0xEE);
+        const __m512i t2 = _mm512_shuffle_i32x4(n2, n3, 0x44), t3 = _mm512_shuffle_i32x4(n2, n3, 0xEE);
+        out[0] = _mm512_shuffle_i32x4(t0, t2, 0x88);
+        out[1] = _mm512_shuffle_i32x4(t0, t2, 0xDD);
+        out[2] = _mm512_shuffle_i32x4(t1, t3, 0x88);
+        out[3] = _mm512_shuffle_i32x4(t1, t3, 0xDD);
+    } else {
+        out[0] = _mm512_maskz_loadu_epi32((__mmask16)io->lanes, values + io->c);
+    }
+}
+
+/* One block of channels (Q accumulators of 16, `count` channels from c) over the whole image, stride_w sw */
+static inline __attribute__((always_inline)) void dot3x3_block(
+    size_t accumulators, size_t sw, const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+    uint8_t a_flip, const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq, size_t c, size_t count) {
+    const size_t channels = g->channels, Q = accumulators;
+    const struct dot_io io = {c, count >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << count) - 1, _mm512_set1_epi8((char)x_zero),
+                              _mm512_set1_epi8((char)0x80), a_flip == 0};
+    __m512i upper[3][4], lower[3][4];  /* per kernel column: the weights for the upper and lower output rows */
+    for (size_t kw = 0; kw < 3; ++kw) {
+        dot_weights(Q, w, channels, kw, 0, &io, upper[kw]);
+        dot_weights(Q, w, channels, kw, 1, &io, lower[kw]);
+    }
+    __m512i bias[4], multiplier[4], shift[4];
+    dot_parameters(Q, rq->bias, &io, bias);
+    dot_parameters(Q, rq->multiplier, &io, multiplier);
+    dot_parameters(Q, rq->shift, &io, shift);
+    struct dot_lanes lanes[4];
+    const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
+    const __m512i y_zero = _mm512_set1_epi64(rq->y_zero), thirty_two = _mm512_set1_epi32(32);
+    for (size_t q = 0; q < Q; ++q) {
+        __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, upper[0][q]);  /* sum(w) in the lanes' order */
+        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, upper[1][q]), ones, upper[2][q]);
+        bias[q] = _mm512_sub_epi32(bias[q], _mm512_slli_epi32(sum, 7));
+        /* a zero multiplier (and a lane past the channels) with shift 32: the result is y_zero */
+        const __m512i s = _mm512_mask_mov_epi32(shift[q], _mm512_cmpeq_epi32_mask(multiplier[q], _mm512_setzero_si512()), thirty_two);
+        const __m512i s_even = _mm512_and_si512(s, low), s_odd = _mm512_srli_epi64(s, 32);
+        lanes[q].mult = multiplier[q];
+        lanes[q].mult_odd = _mm512_srli_epi64(multiplier[q], 32);
+        lanes[q].round_even = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_even, one)), _mm512_sllv_epi64(y_zero, s_even));
+        lanes[q].round_odd = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_odd, one)), _mm512_sllv_epi64(y_zero, s_odd));
+        lanes[q].shift_even = s_even;
+        lanes[q].shift_odd = _mm512_sub_epi64(s_odd, _mm512_set1_epi64(32));
+    }
+    const size_t iw0 = (size_t)0 - g->pad_left;  /* the first window's first column, wrapping */
+    for (size_t oh = 0; oh < g->out_h;) {
+        const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
+        const size_t ih0 = oh * g->stride_h - g->pad_top;  /* wraps around above the image */
+        const uint8_t *rows[4];
+        bool valid[4];
+        for (size_t k = 0; k < 4; ++k) {
+            valid[k] = ih0 + k < g->in_h && (k < 3 || pair);
+            rows[k] = valid[k] ? x + (ih0 + k) * g->in_w * channels : x;
+        }
+        uint8_t *out = y + oh * g->out_w * channels + c;
+        __m512i col[3][4];
+        dot_column(Q, rows, valid, iw0, g->in_w, channels, &io, col[0]);
+        if (sw == 1) dot_column(Q, rows, valid, iw0 + 1, g->in_w, channels, &io, col[1]);
+        for (size_t ow = 0; ow < g->out_w; ++ow) {
+            const size_t iw = iw0 + ow * sw;
+            if (sw == 2) dot_column(Q, rows, valid, iw + 1, g->in_w, channels, &io, col[1]);
+            dot_column(Q, rows, valid, iw + 2, g->in_w, channels, &io, col[2]);
+            __m512i acc[4];
+            for (size_t q = 0; q < Q; ++q) {
+                acc[q] = _mm512_dpbusd_epi32(bias[q], col[0][q], upper[0][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], upper[1][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], upper[2][q]);
+            }
+            dot_store(Q, out + ow * channels, acc, lanes, rq, &io);
+            if (pair) {
+                for (size_t q = 0; q < Q; ++q) {
+                    acc[q] = _mm512_dpbusd_epi32(bias[q], col[0][q], lower[0][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], lower[1][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], lower[2][q]);
+                }
+                dot_store(Q, out + (g->out_w + ow) * channels, acc, lanes, rq, &io);
+            }
+            for (size_t q = 0; q < Q; ++q) {
+                if (sw == 1) {
+                    col[0][q] = col[1][q];
+                    col[1][q] = col[2][q];
+                } else {
+                    col[0][q] = col[2][q];
+                }
+            }
+        }
+        oh += pair ? 2 : 1;
+    }
+}
+
+static inline bool dot3x3_handles(const struct mlcc_qs8_conv_geometry *g, const struct mlcc_qs8_requant *rq) {
+    return g->kernel_h == 3 && g->kernel_w == 3 && g->dilation_h == 1 && g->dilation_w == 1 &&
+           (g->stride_w == 1 || g->stride_w == 2) && dot_requant_fits(rq, g->channels);
+}
+
+static void dot3x3(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                   const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    size_t c = 0;
+    for (; c + DOT_WIDE <= g->channels; c += DOT_WIDE) {
+        if (g->stride_w == 1) {
+            dot3x3_block(4, 1, g, x, x_zero, a_flip, w, y, rq, c, DOT_WIDE);
+        } else {
+            dot3x3_block(4, 2, g, x, x_zero, a_flip, w, y, rq, c, DOT_WIDE);
+        }
+    }
+    for (; c < g->channels; c += 16) {
+        const size_t count = MLCC_MIN(16, g->channels - c);
+        if (g->stride_w == 1) {
+            dot3x3_block(1, 1, g, x, x_zero, a_flip, w, y, rq, c, count);
+        } else {
+            dot3x3_block(1, 2, g, x, x_zero, a_flip, w, y, rq, c, count);
+        }
+    }
+}
+
+#endif /* MLCC_QS8_DWCONV_DOT3X3_H */
