@@ -1,4 +1,5 @@
-/* f32-dwconv on the SIMD shim. Per output row, per vector of channels: the row's pixels in tiles of TILE,
+/* f32-dwconv on the SIMD shim. Per output row, per vector of channels (a pair of them for stride-2 3x3 rows
+ * where a vector is half a cache line, PAIRS): the row's pixels in tiles of TILE,
  * a 3x3 window (stride 1 or 2 along w) with its nine weight vectors held in registers for the whole row and
  * each input column loaded once per tile, any other window with each weight vector loaded once per tile.
  * Which taps of a row fall inside the input is worked out once per row; along w only the border pixels
@@ -393,6 +394,106 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
         row_3x3_act(r, ACTIVATION_COPIES ? MLCC_ACTIVATION_NONE : act, c, ow_lo, ow_hi);
 }
 
+/* Stride-2 3x3 rows two vectors of channels at a time where a vector is half a cache line (AVX2's 8 floats):
+ * each input line a tile reads is used whole, where one vector per tile used half of it and the other half a
+ * channel pass later (Zen 4, AVX2: MobileNetV2's and ShuffleNet's stride-2 layers 0.75-0.94x the time). The
+ * 2 x 4 sums leave no registers for the nine taps: each input row's six are loaded per tile. At stride 1 the
+ * one-vector tiles, taps in registers, were as fast or faster (56x56x144 1.11x the time as pairs). */
+#if MLCC_F32V_LANES * 4u * 2u == 64u
+#define PAIRS 1
+#else
+#define PAIRS 0
+#endif
+
+#if PAIRS
+/* tile_3x3 for the channels c .. c + 2 * LANES, the taps of input row i at wr[i] + kw * channels (+ LANES). */
+static FORCE_INLINE void tile_3x3_pair(const struct row *r, const float *const wr[3], const float *const xr[3],
+                                       size_t rows, size_t s, size_t ow, size_t c, size_t count, size_t k0, size_t k1)
+{
+    const size_t channels = r->channels, first = ow * s + k0 - r->g->pad[2];
+    mlcc_f32v acc[2][TILE];
+    const mlcc_f32v b0 = bias_vector(r, c), b1 = bias_vector(r, c + LANES);
+    for (size_t p = 0; p < count; ++p) {
+        acc[0][p] = b0;
+        acc[1][p] = b1;
+    }
+    for (size_t i = 0; i < rows; ++i) {
+        const float *xi = xr[i] + first * channels + c;
+        mlcc_f32v wv[3][2];
+        for (size_t k = k0; k < k1; ++k) {
+            wv[k][0] = mlcc_f32v_load(wr[i] + k * channels);
+            wv[k][1] = mlcc_f32v_load(wr[i] + k * channels + LANES);
+        }
+        for (size_t j = k0; j < (count - 1) * s + k1; ++j) {
+            for (size_t v = 0; v < 2; ++v) {
+                const mlcc_f32v xv = mlcc_f32v_load(xi + (j - k0) * channels + v * LANES);
+                for (size_t p = 0; p < count; ++p)
+                    if (j >= p * s + k0 && j < p * s + k1) acc[v][p] = mlcc_f32v_fma(acc[v][p], xv, wv[j - p * s][v]);
+            }
+        }
+    }
+    finish_pixels(r, acc[0], count, ow, c);
+    finish_pixels(r, acc[1], count, ow, c + LANES);
+}
+
+/* edge_3x3 for the two vectors at c. */
+static FORCE_INLINE void edge_3x3_pair(const struct row *r, const float *const wr[3], const float *const xr[3],
+                                       size_t rows, size_t s, size_t ow, size_t c)
+{
+    size_t kw_lo, kw_hi;
+    taps_inside(input_column(r->g, ow), 3, 1, r->g->in[2], &kw_lo, &kw_hi);
+    if (kw_lo == 1 && kw_hi == 3) {
+        tile_3x3_pair(r, wr, xr, rows, s, ow, c, 1, 1, 3);
+    } else if (kw_lo == 0 && kw_hi == 2) {
+        tile_3x3_pair(r, wr, xr, rows, s, ow, c, 1, 0, 2);
+    } else {
+        pixel_vector(r, ow, c);
+        pixel_vector(r, ow, c + LANES);
+    }
+}
+
+/* row_3x3_over for the two vectors at c (rows and s constants once inlined). */
+static FORCE_INLINE void row_3x3_pair_over(const struct row *row, size_t rows, size_t s, size_t c, size_t ow_lo,
+                                           size_t ow_hi)
+{
+    const struct row r = *row;
+    const float *xr[3] = {r.x, r.x, r.x}, *wr[3] = {r.w, r.w, r.w};
+    for (size_t i = 0; i < rows; ++i) {
+        xr[i] = input_row(&r, 0, r.kh_lo + i);
+        wr[i] = weight_row(&r, 0, r.kh_lo + i) + c;
+    }
+    size_t ow = 0;
+    for (; ow < ow_lo; ++ow) edge_3x3_pair(&r, wr, xr, rows, s, ow, c);
+    for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3_pair(&r, wr, xr, rows, s, ow, c, TILE, 0, 3);
+    if (ow + 3 <= ow_hi) {
+        tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 3, 0, 3);
+        ow += 3;
+    } else if (ow + 2 <= ow_hi) {
+        tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 2, 0, 3);
+        ow += 2;
+    }
+    for (; ow < ow_hi; ++ow) tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 1, 0, 3);
+    for (; ow < r.g->out[2]; ++ow) edge_3x3_pair(&r, wr, xr, rows, s, ow, c);
+    if (r.plan.post != POST_NONE) {
+        post_pass(&r, 0, r.g->out[2], c, 0);
+        post_pass(&r, 0, r.g->out[2], c + LANES, 0);
+    }
+}
+
+/* The two vectors at c of a stride-2 3x3 row: a copy each for the image's inner rows (three input rows) and
+ * its first or last (two). */
+static void row_3x3_pair_stride2(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
+{
+    const size_t rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
+    if (rows == 3)
+        row_3x3_pair_over(r, 3, 2, c, ow_lo, ow_hi);
+    else if (rows == 2)
+        row_3x3_pair_over(r, 2, 2, c, ow_lo, ow_hi);
+    else
+        row_3x3_pair_over(r, rows, 2, c, ow_lo, ow_hi);
+}
+#endif
+
 /* pixel_portable for the flat rows' border pixels (below), the `channels` (a constant once inlined) sums held in
  * registers across the taps instead of reloaded from the output at each. */
 static FORCE_INLINE void pixel_few(const struct row *r, size_t ow, size_t channels)
@@ -606,7 +707,13 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
                  * input along h take row_3x3_padded where it applies */
                 const size_t last = channels - LANES;
                 const int padded = path == CHANNELS_3X3_PADDED && r.kd_hi > r.kd_lo && r.kh_hi - r.kh_lo == 3;
-                for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
+                size_t c = 0;
+#if PAIRS
+                if (path != CHANNELS && g->stride[2] == 2)
+                    for (; c + 2 * LANES <= channels; c += 2 * LANES) row_3x3_pair_stride2(&r, c, ow_lo, ow_hi);
+                if (c == channels) break;
+#endif
+                for (c = MLCC_MIN(c, last);; c = MLCC_MIN(c + LANES, last)) {
                     if (padded)
                         row_3x3_padded(&r, c);
                     else if (path != CHANNELS)
