@@ -118,9 +118,10 @@ static inline void dot_weights(size_t accumulators, const int8_t *w, size_t chan
     }
 }
 
-/* The block's 8-bit results of accumulators acc[0 .. Q-1] stored at y (channels from its first, in order) */
+/* The block's 8-bit results of accumulators acc[0 .. Q-1] stored at y (channels from its first, in order; the
+ * lanes of `store`) */
 static inline void dot_store(size_t accumulators, uint8_t *y, const __m512i acc[4], const struct dot_lanes lanes[4],
-                             const struct mlcc_qs8_requant *rq, const struct dot_io *io) {
+                             const struct mlcc_qs8_requant *rq, __mmask64 store) {
     if (accumulators == 4) {
         const __m512i v01 = _mm512_packs_epi32(dot_requantize(acc[0], &lanes[0]), dot_requantize(acc[1], &lanes[1]));
         const __m512i v23 = _mm512_packs_epi32(dot_requantize(acc[2], &lanes[2]), dot_requantize(acc[3], &lanes[3]));
@@ -132,11 +133,15 @@ static inline void dot_store(size_t accumulators, uint8_t *y, const __m512i acc[
             bytes = _mm512_packs_epi16(v01, v23);
             bytes = _mm512_min_epi8(_mm512_max_epi8(bytes, _mm512_set1_epi8((char)rq->y_min)), _mm512_set1_epi8((char)rq->y_max));
         }
-        _mm512_storeu_si512(y, bytes);
+        if (store == ~(__mmask64)0) {
+            _mm512_storeu_si512(y, bytes);
+        } else {
+            _mm512_mask_storeu_epi8(y, store, bytes);
+        }
     } else {
         __m512i v = dot_requantize(acc[0], &lanes[0]);
         v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(rq->y_min)), _mm512_set1_epi32(rq->y_max));
-        _mm512_mask_cvtepi32_storeu_epi8(y, (__mmask16)io->lanes, v);
+        _mm512_mask_cvtepi32_storeu_epi8(y, (__mmask16)store, v);
     }
 }
 
@@ -157,6 +162,44 @@ static inline void dot_parameters(size_t accumulators, const int32_t *values, co
     }
 }
 
+/* A block's weights (upper and lower output rows, per kernel column), bias less 128 * sum(w), requantization */
+struct dot_block {
+    __m512i upper[3][4], lower[3][4], bias[4];
+    struct dot_lanes lanes[4];
+};
+
+/* Weights taps x `stride` bytes and the parameters from io->c on (int32 arrays) */
+static inline __attribute__((always_inline)) void dot_setup(size_t accumulators, const int8_t *w, size_t stride, const int32_t *bias,
+                             const int32_t *multiplier_of, const int32_t *shift_of, int32_t zero_point,
+                             const struct dot_io *io, struct dot_block *b) {
+    const size_t Q = accumulators;
+    for (size_t kw = 0; kw < 3; ++kw) {
+        dot_weights(Q, w, stride, kw, 0, io, b->upper[kw]);
+        dot_weights(Q, w, stride, kw, 1, io, b->lower[kw]);
+    }
+    __m512i multiplier[4], shift[4];
+    dot_parameters(Q, bias, io, b->bias);
+    dot_parameters(Q, multiplier_of, io, multiplier);
+    dot_parameters(Q, shift_of, io, shift);
+    const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
+    const __m512i y_zero = _mm512_set1_epi64(zero_point), thirty_two = _mm512_set1_epi32(32);
+    for (size_t q = 0; q < Q; ++q) {
+        __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, b->upper[0][q]);  /* sum(w) in the lanes' order */
+        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, b->upper[1][q]), ones, b->upper[2][q]);
+        b->bias[q] = _mm512_sub_epi32(b->bias[q], _mm512_slli_epi32(sum, 7));
+        /* a zero multiplier (and a lane past the channels) with shift 32: the result is y_zero */
+        const __m512i s = _mm512_mask_mov_epi32(shift[q], _mm512_cmpeq_epi32_mask(multiplier[q], _mm512_setzero_si512()), thirty_two);
+        const __m512i s_even = _mm512_and_si512(s, low), s_odd = _mm512_srli_epi64(s, 32);
+        struct dot_lanes *l = &b->lanes[q];
+        l->mult = multiplier[q];
+        l->mult_odd = _mm512_srli_epi64(multiplier[q], 32);
+        l->round_even = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_even, one)), _mm512_sllv_epi64(y_zero, s_even));
+        l->round_odd = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_odd, one)), _mm512_sllv_epi64(y_zero, s_odd));
+        l->shift_even = s_even;
+        l->shift_odd = _mm512_sub_epi64(s_odd, _mm512_set1_epi64(32));
+    }
+}
+
 /* One block of channels (Q accumulators of 16, `count` channels from c) over the whole image, stride_w sw */
 static inline __attribute__((always_inline)) void dot3x3_block(
     size_t accumulators, size_t sw, const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
@@ -164,32 +207,8 @@ static inline __attribute__((always_inline)) void dot3x3_block(
     const size_t channels = g->channels, Q = accumulators;
     const struct dot_io io = {c, count >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << count) - 1, _mm512_set1_epi8((char)x_zero),
                               _mm512_set1_epi8((char)0x80), a_flip == 0};
-    __m512i upper[3][4], lower[3][4];  /* per kernel column: the weights for the upper and lower output rows */
-    for (size_t kw = 0; kw < 3; ++kw) {
-        dot_weights(Q, w, channels, kw, 0, &io, upper[kw]);
-        dot_weights(Q, w, channels, kw, 1, &io, lower[kw]);
-    }
-    __m512i bias[4], multiplier[4], shift[4];
-    dot_parameters(Q, rq->bias, &io, bias);
-    dot_parameters(Q, rq->multiplier, &io, multiplier);
-    dot_parameters(Q, rq->shift, &io, shift);
-    struct dot_lanes lanes[4];
-    const __m512i ones = _mm512_set1_epi8(1), low = _mm512_set1_epi64(0xFFFFFFFF), one = _mm512_set1_epi64(1);
-    const __m512i y_zero = _mm512_set1_epi64(rq->y_zero), thirty_two = _mm512_set1_epi32(32);
-    for (size_t q = 0; q < Q; ++q) {
-        __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, upper[0][q]);  /* sum(w) in the lanes' order */
-        sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(sum, ones, upper[1][q]), ones, upper[2][q]);
-        bias[q] = _mm512_sub_epi32(bias[q], _mm512_slli_epi32(sum, 7));
-        /* a zero multiplier (and a lane past the channels) with shift 32: the result is y_zero */
-        const __m512i s = _mm512_mask_mov_epi32(shift[q], _mm512_cmpeq_epi32_mask(multiplier[q], _mm512_setzero_si512()), thirty_two);
-        const __m512i s_even = _mm512_and_si512(s, low), s_odd = _mm512_srli_epi64(s, 32);
-        lanes[q].mult = multiplier[q];
-        lanes[q].mult_odd = _mm512_srli_epi64(multiplier[q], 32);
-        lanes[q].round_even = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_even, one)), _mm512_sllv_epi64(y_zero, s_even));
-        lanes[q].round_odd = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s_odd, one)), _mm512_sllv_epi64(y_zero, s_odd));
-        lanes[q].shift_even = s_even;
-        lanes[q].shift_odd = _mm512_sub_epi64(s_odd, _mm512_set1_epi64(32));
-    }
+    struct dot_block b;
+    dot_setup(Q, w, channels, rq->bias, rq->multiplier, rq->shift, rq->y_zero, &io, &b);
     const size_t iw0 = (size_t)0 - g->pad_left;  /* the first window's first column, wrapping */
     for (size_t oh = 0; oh < g->out_h;) {
         const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
@@ -210,18 +229,18 @@ static inline __attribute__((always_inline)) void dot3x3_block(
             dot_column(Q, rows, valid, iw + 2, g->in_w, channels, &io, col[2]);
             __m512i acc[4];
             for (size_t q = 0; q < Q; ++q) {
-                acc[q] = _mm512_dpbusd_epi32(bias[q], col[0][q], upper[0][q]);
-                acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], upper[1][q]);
-                acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], upper[2][q]);
+                acc[q] = _mm512_dpbusd_epi32(b.bias[q], col[0][q], b.upper[0][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], b.upper[1][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], b.upper[2][q]);
             }
-            dot_store(Q, out + ow * channels, acc, lanes, rq, &io);
+            dot_store(Q, out + ow * channels, acc, b.lanes, rq, io.lanes);
             if (pair) {
                 for (size_t q = 0; q < Q; ++q) {
-                    acc[q] = _mm512_dpbusd_epi32(bias[q], col[0][q], lower[0][q]);
-                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], lower[1][q]);
-                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], lower[2][q]);
+                    acc[q] = _mm512_dpbusd_epi32(b.bias[q], col[0][q], b.lower[0][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], b.lower[1][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], b.lower[2][q]);
                 }
-                dot_store(Q, out + (g->out_w + ow) * channels, acc, lanes, rq, &io);
+                dot_store(Q, out + (g->out_w + ow) * channels, acc, b.lanes, rq, io.lanes);
             }
             for (size_t q = 0; q < Q; ++q) {
                 if (sw == 1) {
@@ -236,6 +255,80 @@ static inline __attribute__((always_inline)) void dot3x3_block(
     }
 }
 
+/* Lanes lo .. hi - 1 of 64 (clipped) */
+static inline __mmask64 dot_span(ptrdiff_t lo, ptrdiff_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > DOT_WIDE ? DOT_WIDE : hi;
+    if (hi <= lo) return 0;
+    return (hi == DOT_WIDE ? ~(__mmask64)0 : ((__mmask64)1 << hi) - 1) & ~(((__mmask64)1 << lo) - 1);
+}
+
+/* Channels dividing 64 with stride 1 along the width: an output row's pixels x channels are one run of bytes, a
+ * kernel column's inputs the input row's run shifted by (kw - pad_left) * channels, and the weights and
+ * parameters repeat every `channels` lanes, so a block of 64 lanes is 64 / channels pixels (as dwconv_flat) */
+static void dot3x3_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    const size_t channels = g->channels;
+    const ptrdiff_t out_row = (ptrdiff_t)(g->out_w * channels), in_row = (ptrdiff_t)(g->in_w * channels);
+    int8_t taps[9 * DOT_WIDE];
+    int32_t bias[DOT_WIDE], multiplier[DOT_WIDE], shift[DOT_WIDE];
+    for (size_t f = 0; f < DOT_WIDE; ++f) {
+        for (size_t t = 0; t < 9; ++t) taps[t * DOT_WIDE + f] = w[t * channels + f % channels];
+        bias[f] = rq->bias[f % channels];
+        multiplier[f] = rq->multiplier[f % channels];
+        shift[f] = rq->shift[f % channels];
+    }
+    const struct dot_io io = {0, ~(__mmask64)0, _mm512_set1_epi8((char)x_zero), _mm512_set1_epi8((char)0x80), a_flip == 0};
+    struct dot_block b;
+    dot_setup(4, taps, DOT_WIDE, bias, multiplier, shift, rq->y_zero, &io, &b);
+    ptrdiff_t offset[3];  /* a kernel column's input run from the output run */
+    for (size_t kw = 0; kw < 3; ++kw) offset[kw] = ((ptrdiff_t)kw - (ptrdiff_t)g->pad_left) * (ptrdiff_t)channels;
+    for (size_t oh = 0; oh < g->out_h;) {
+        const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
+        const size_t ih0 = oh * g->stride_h - g->pad_top;  /* wraps around above the image */
+        const uint8_t *rows[4];
+        bool valid[4];
+        for (size_t k = 0; k < 4; ++k) {
+            valid[k] = ih0 + k < g->in_h && (k < 3 || pair);
+            rows[k] = valid[k] ? x + (ih0 + k) * (size_t)in_row : x;
+        }
+        uint8_t *out = y + oh * (size_t)out_row;
+        for (ptrdiff_t f0 = 0; f0 < out_row; f0 += DOT_WIDE) {
+            __m512i col[3][4];
+            for (size_t kw = 0; kw < 3; ++kw) {
+                const ptrdiff_t at = f0 + offset[kw];
+                const __mmask64 inside = dot_span(-at, in_row - at);  /* lanes reading the row's bytes */
+                __m512i r[4];
+                for (size_t k = 0; k < 4; ++k) {
+                    const bool read = valid[k] && inside != 0;  /* else the padding, nothing loaded */
+                    r[k] = _mm512_mask_loadu_epi8(io.padding, read ? inside : 0, read ? rows[k] + at : rows[k]);
+                }
+                dot_interleave64(r[0], r[1], r[2], r[3], col[kw]);
+                if (io.flips) {
+                    for (size_t q = 0; q < 4; ++q) col[kw][q] = _mm512_xor_si512(col[kw][q], io.flip);
+                }
+            }
+            const __mmask64 store = dot_span(0, out_row - f0);
+            __m512i acc[4];
+            for (size_t q = 0; q < 4; ++q) {
+                acc[q] = _mm512_dpbusd_epi32(b.bias[q], col[0][q], b.upper[0][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], b.upper[1][q]);
+                acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], b.upper[2][q]);
+            }
+            dot_store(4, out + f0, acc, b.lanes, rq, store);
+            if (pair) {
+                for (size_t q = 0; q < 4; ++q) {
+                    acc[q] = _mm512_dpbusd_epi32(b.bias[q], col[0][q], b.lower[0][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[1][q], b.lower[1][q]);
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], col[2][q], b.lower[2][q]);
+                }
+                dot_store(4, out + out_row + f0, acc, b.lanes, rq, store);
+            }
+        }
+        oh += pair ? 2 : 1;
+    }
+}
+
 static inline bool dot3x3_handles(const struct mlcc_qs8_conv_geometry *g, const struct mlcc_qs8_requant *rq) {
     return g->kernel_h == 3 && g->kernel_w == 3 && g->dilation_h == 1 && g->dilation_w == 1 &&
            (g->stride_w == 1 || g->stride_w == 2) && dot_requant_fits(rq, g->channels);
@@ -243,6 +336,10 @@ static inline bool dot3x3_handles(const struct mlcc_qs8_conv_geometry *g, const 
 
 static void dot3x3(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
                    const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    if (g->stride_w == 1 && g->channels <= 16 && DOT_WIDE % g->channels == 0) {  /* 32: two 16-blocks, sliding, do better */
+        dot3x3_flat(g, x, x_zero, a_flip, w, y, rq);
+        return;
+    }
     size_t c = 0;
     for (; c + DOT_WIDE <= g->channels; c += DOT_WIDE) {
         if (g->stride_w == 1) {

@@ -4,8 +4,7 @@
  * saturation); the stores undo the pairing's channel order. Requantization: each lane's multiplier and shift,
  * 64-bit products, arithmetic shifts. Channels past a multiple of 32 are masked loads and stores. More than
  * MAX_TAPS taps and a shift below 31 (a real multiplier of 1 or more) take the reference. With AVX-512 VNNI, a 3x3
- * window of stride 1 or 2 takes dot3x3-avx512vnni.h's vpdpbusd loops (three taps a multiply-add) instead, but for
- * fewer than 16 channels that the flat loops pack into every lane. */
+ * window of stride 1 or 2 takes dot3x3-avx512vnni.h's vpdpbusd loops (three taps a multiply-add) instead. */
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
@@ -190,7 +189,7 @@ void mlcc_qs8_dwconv_nhwc__avx512(const struct mlcc_qs8_conv_geometry *g, const 
     if (falls_back(g, rq)) {
         mlcc_qs8_dwconv_nhwc__reference(g, x, x_zero, a_flip, w, y, rq);
 #if defined(__AVX512VNNI__)
-    } else if (dot3x3_handles(g, rq) && !(g->channels < 16 && fits_flat(g))) {  /* 8 channels: flat fills more lanes */
+    } else if (dot3x3_handles(g, rq)) {
         dot3x3(g, x, x_zero, a_flip, w, y, rq);
 #endif
     } else if (fits_flat(g)) {
