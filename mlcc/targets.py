@@ -42,6 +42,11 @@ class Target:
     # ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000): 28x28 k 34 n 34 31 vs 49 us,
     # 14x14 k 68 n 68 18 vs 19, 7x7 k 136 n 136 18 vs 16.5
     direct_conv_max_group_k: int = 96
+    # k (channels x taps) up to which an ungrouped convolution of few input channels (a stem) runs on the
+    # direct kernel rather than im2col + f32-gemm; None: any k. AMD Zen 4, ResNet-50's 7x7 stem (k 147),
+    # whole model, thread CPU medians alternating in one process: im2col 0.98-0.99x the time on AVX2 and
+    # AVX-512; ResNet-8's 3x3 (k 27) within the noise either way
+    direct_conv_max_k: int | None = None
     # the part's memory (0: not bounded, a hosted target): report.json compares the plan with them
     ram_bytes: int = 0
     flash_bytes: int = 0

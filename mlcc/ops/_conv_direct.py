@@ -19,9 +19,12 @@ MAX_CHANNEL_RUNS = 64  # runs of consecutive channels a table may hold (MLCC_F32
 
 
 def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bool:
-    """Not depthwise (f32-dwconv's). Groups up to the target's direct_conv_max_group_k channels x taps."""
+    """Not depthwise (f32-dwconv's). Groups up to the target's direct_conv_max_group_k channels x taps; one
+    group of at most MAX_CHANNELS channels up to its direct_conv_max_k (a 7x7 stem's k of 147 is long enough
+    for f32-gemm's tiles)."""
     if groups == 1:
-        return group_in <= MAX_CHANNELS
+        return group_in <= MAX_CHANNELS and (target.direct_conv_max_k is None
+                                             or group_in * taps <= target.direct_conv_max_k)
     return (group_in > 1 or group_out > 1) and group_in * taps <= target.direct_conv_max_group_k
 
 

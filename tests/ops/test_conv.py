@@ -22,7 +22,8 @@ CONV_CASES = [
     ((1, 6, 8, 9), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2], "dilations": [1, 2]}),
     ((1, 3, 10, 11), (5, 3, 3, 2), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}),
     ((1, 3, 10, 11), (5, 3, 3, 2), {"auto_pad": "VALID", "dilations": [2, 2]}),
-    ((1, 3, 10, 11), (5, 3, 3, 3), {"kernel_shape": [3, 3], "pads": [0, 2, 1, 0], "strides": [3, 2]}),
+    # a stem's k of 147: im2col + f32-gemm on x86 (direct_conv_max_k), the direct kernel elsewhere
+    ((1, 3, 10, 11), (5, 3, 7, 7), {"kernel_shape": [7, 7], "pads": [0, 2, 1, 0], "strides": [3, 2]}),
     ((2, 3, 17), (5, 3, 4), {"pads": [2, 1], "strides": [2]}),  # 1-D
     ((1, 2, 5, 6, 7), (3, 2, 2, 3, 2), {"pads": [1, 0, 1, 0, 1, 1]}),  # 3-D
     ((1, 16, 13, 13), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
@@ -84,6 +85,16 @@ def test_conv_transpose_weights_as_input(target, tmp_path):
     x, w = rand(1, 4, 5, 6), rand(4, 3, 3, 3, seed=5)
     model = node_model("ConvTranspose", {"x": x, "w": w}, ["y"], {"group": 2, "strides": [2, 1]})
     check_model(model, {"x": x, "w": w}, target, tmp_path, **TOL)
+
+
+def test_stems_past_the_targets_direct_k_take_im2col():
+    from mlcc.ops import _conv_direct
+    from mlcc.targets import resolve
+
+    x86, wasm = resolve("x86_64"), resolve("wasm32")
+    assert _conv_direct.applies(x86, 1, 3, 16, 9)  # ResNet-8's 3x3 stem, k 27
+    assert not _conv_direct.applies(x86, 1, 3, 64, 49)  # ResNet-50's 7x7 stem, k 147
+    assert _conv_direct.applies(wasm, 1, 3, 64, 49)  # no bound there
 
 
 def test_flops():
