@@ -6,7 +6,8 @@ GEMM). Channels-last (attr layout "NHWC", set by passes/choose_layout on targets
 runs_channels_last): a depthwise one through qs8-dwconv (channels as the vector lanes, weights re-laid taps x
 channels at build time), the others through qs8-packed (weights packed in 16-column panels at build time; a
 1x1 reads its input in place, a KxK hands the GEMM each pixel's taps as pointers into the input where the
-target has an indirect form and channels are a multiple of 4, else gathers them as runs of channels).
+target has an indirect form: a pointer per tap where channels are a multiple of 4, per kernel row where they are
+not (an image's 1 or 3 channels); else gathers them as runs of channels).
 
 Attributes: the geometry (kernel, stride, dilation, pad_begin: 2 ints each, group), x_zero (the padding's
 value), a_flip, y_zero, y_min, y_max; layout.
@@ -123,6 +124,10 @@ class QuantizedConv(Op):
                     and (in_h, in_w) == (out_h, out_w))
         row = -(-k // 4) * 4  # a patch row, zero-padded to whole quads (qs8-packed.h)
         block = min(out_h * out_w, max(8, patch_bytes(ctx.target) // row // 8 * 8))
+        vector_igemm = kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa"
+        if not in_place and channels % 4 and int(a["dilation"][1]) == 1 and vector_igemm:
+            self._lower_kernel_rows(node, ctx, taps_c, common, block * row)
+            return
         run = -(-channels // 4) * 4  # the bytes the indirect GEMM reads per tap
         if (not in_place and 3 * (run - channels) <= channels
                 and kernels.kernel(ctx.target, "mlcc_qs8_packed_igemm").where == "isa"):
@@ -143,6 +148,32 @@ class QuantizedConv(Op):
         patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)
+
+    def _lower_kernel_rows(self, node: Node, ctx, taps_c: np.ndarray, common: dict, budget: int) -> None:
+        """Few channels (an image's 1 or 3): each kernel row's kw taps are one run of kw * channels bytes in the
+        input, rounded up to 4, which the indirect GEMM reads through one pointer per kernel row (a 3x3 on RGB:
+        3 pointers a pixel, not 9 of 4-byte taps; DS-CNN's 10x4 on one channel: 10 quads read in place instead
+        of patches copied byte by byte). The work (pointers, and the runs of the border columns composed once per
+        call for each input row) keeps to the patches' `budget`."""
+        x, y, a = node.inputs[0], node.outputs[0], node.attrs
+        (in_h, in_w, channels), (out_h, out_w, n) = x.shape[1:], y.shape[1:]
+        kh, kw = taps_c.shape[1:3]
+        run = -(-kw * channels // 4) * 4
+        padded = np.zeros((n, kh, run), np.int8)
+        padded[..., :kw * channels] = taps_c.reshape(n, kh, kw * channels)
+        packed = packed_panels(padded.reshape(n, kh * run), packed_layout(ctx.target, "mlcc_qs8_packed_igemm"))
+        weights = ctx.constant(Value(f"{node.inputs[1].name}_packed", np.dtype(np.int8), packed.shape, packed))
+        # mlcc_qs8_conv_nhwc_rows_lo / _hi (qs8-packed.h): the output columns whose runs stay in the input's rows
+        stride_w, pad_left = int(a["stride"][1]), int(a["pad_begin"][1])
+        lo = min(-(-pad_left // stride_w), out_w)
+        room = (in_w + pad_left) * channels
+        hi = 0 if room < run else (room - run) // (stride_w * channels) + 1
+        hi = max(lo, min(hi, out_w))
+        runs = run * (1 + in_h * (lo + out_w - hi))
+        block = min(out_h * out_w, max(8, (budget - runs) // (kh * 8) // 8 * 8))
+        work = ctx.scratch(block * kh * 8 + runs, "rows", dtype="uint64")
+        ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc_rows"),
+                 gemm=ctx.kernel("mlcc_qs8_packed_igemm"), w=weights, patches=work, rows=block, **common)
 
     def _lower_grouped(self, node: Node, ctx, groups: int) -> None:
         x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]

@@ -10,7 +10,7 @@
  *   padding and dilation;
  * - mlcc_qs8_conv_nhwc (packed reference) and, with 8 or 3 channels (taps of 4 bytes, the last meeting a zero
  *   weight), mlcc_qs8_conv_nhwc_indirect (each igemm form) against mlcc_qs8_conv_nchw (qs8-gemm reference)
- *   on transposed data.
+ *   on transposed data; mlcc_qs8_conv_nhwc_rows (each igemm form) the same with 1 or 3 channels.
  * Prints "D of N cases differ". */
 #include <stdio.h>
 #include <string.h>
@@ -258,6 +258,53 @@ int main(void) {
                         ++differ;
                         j = n;
                         break;
+                    }
+                }
+            }
+        }
+    }
+
+    /* mlcc_qs8_conv_nhwc_rows (each igemm form) against mlcc_qs8_conv_nchw: 1 or 3 channels, each kernel row one
+     * run; kernel h w, stride h w, pad top left, dilation h: an image's 3x3 stride 2, 3x3 same, a 5x4 stride 2
+     * (DS-CNN's 10x4 stem, smaller), rows dilated, a 2x5 without padding on top */
+    static const size_t row_shapes[][7] = {{3, 3, 2, 2, 1, 1, 1}, {3, 3, 1, 1, 1, 1, 1}, {5, 4, 2, 2, 2, 1, 1},
+                                           {4, 3, 1, 2, 1, 1, 2}, {2, 5, 1, 1, 0, 2, 1}};
+    for (size_t v = 0; v < sizeof igemms / sizeof igemms[0]; ++v)
+    for (size_t s = 0; s < sizeof row_shapes / sizeof row_shapes[0]; ++s) {
+        for (size_t ci = 0; ci < 2; ++ci) {
+            for (int flip = 0; flip < 2; ++flip) {
+                const size_t kh = row_shapes[s][0], kw = row_shapes[s][1], sh = row_shapes[s][2], sw = row_shapes[s][3];
+                const size_t pt = row_shapes[s][4], pl = row_shapes[s][5], dil = row_shapes[s][6];
+                const size_t c = ci ? 3 : 1, n = flip ? 8 : 17, in_h = 7, in_w = 9, k = c * kh * kw;
+                const size_t out_h = (in_h + 2 * pt - dil * (kh - 1) - 1) / sh + 1, out_w = (in_w + 2 * pl - kw) / sw + 1;
+                const size_t ldw = (k + 15) & ~(size_t)15, run = mlcc_qs8_conv_nhwc_rows_run(kw, c);
+                const struct mlcc_qs8_conv_geometry g = {c, in_h, in_w, out_h, out_w, kh, kw, sh, sw, dil, 1, pt, pl, 1, n};
+                for (size_t i = 0; i < in_h * in_w * c; ++i) xc[i] = (uint8_t)next();
+                for (size_t ch = 0; ch < c; ++ch)
+                    for (size_t p = 0; p < in_h * in_w; ++p) xl[p * c + ch] = xc[ch * in_h * in_w + p];
+                memset(wc, 0, sizeof wc);
+                memset(wr, 0, sizeof wr);  /* each kernel row's kw * c bytes, then zero to its run */
+                for (size_t j = 0; j < n; ++j)
+                    for (size_t ch = 0; ch < c; ++ch)
+                        for (size_t t = 0; t < kh * kw; ++t)
+                            wc[j * ldw + ch * kh * kw + t] = wr[j * kh * run + t / kw * run + t % kw * c + ch] = (int8_t)next();
+                pack(n, kh * run, wr, kh * run, packed);
+                requant(n, bias, mult, shift, 0);
+                const struct mlcc_qs8_requant rq = {bias, mult, shift, 3, flip ? 0 : -128, flip ? 255 : 127};
+                const uint8_t x_zero = (uint8_t)next();
+                const size_t rows = 7;  /* blocks of 7 output pixels: tiles of 8 rows and single rows */
+                if (mlcc_qs8_conv_nhwc_rows_bytes(&g, rows) > sizeof patches) return 1;
+                mlcc_qs8_conv_nchw(&g, xc, x_zero, flip ? 0x80 : 0, wc, ldw, yc, &rq, patches, 8, mlcc_qs8_gemm__reference);
+                mlcc_qs8_conv_nhwc_rows(&g, xl, x_zero, flip ? 0x80 : 0, packed, yl, &rq, patches, s % 2 ? rows : 64, igemms[v].fn);
+                ++cases;
+                for (size_t j = 0; j < n; ++j) {
+                    for (size_t p = 0; p < out_h * out_w; ++p) {
+                        if (yc[j * out_h * out_w + p] != yl[p * n + j]) {
+                            if (differ < 5) printf("conv_nhwc_rows %s: shape %zu channels %zu flip %d channel %zu pixel %zu differs\n", igemms[v].name, s, c, flip, j, p);
+                            ++differ;
+                            j = n;
+                            break;
+                        }
                     }
                 }
             }

@@ -171,3 +171,55 @@ void mlcc_qs8_conv_nhwc_indirect(const struct mlcc_qs8_conv_geometry *g, const u
         igemm(count, n, taps, run, pointers, a_flip, packed, y + first * n, n, rq);
     }
 }
+
+void mlcc_qs8_conv_nhwc_rows(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                             uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                             void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm) {
+    const size_t channels = g->channels, kh_count = g->kernel_h, n = g->group_out, span = g->kernel_w * channels;
+    const size_t run = mlcc_qs8_conv_nhwc_rows_run(g->kernel_w, channels);
+    const size_t lo = mlcc_qs8_conv_nhwc_rows_lo(g), hi = mlcc_qs8_conv_nhwc_rows_hi(g), borders = lo + g->out_w - hi;
+    const size_t step = g->stride_w * channels, row_bytes = g->in_w * channels;
+    const uint8_t **pointers = (const uint8_t **)work;
+    uint8_t *padding = (uint8_t *)(pointers + rows * kh_count), *strips = padding + run;
+    fill_run(padding, x_zero, run);
+    /* each border column's run on each row of x, composed once: x_zero outside x's columns, zero past the span */
+    for (size_t ih = 0; ih < g->in_h; ++ih) {
+        for (size_t b = 0; b < borders; ++b) {
+            const size_t ow = b < lo ? b : hi + (b - lo), iw0 = ow * g->stride_w - g->pad_left;
+            uint8_t *strip = strips + (ih * borders + b) * run;
+            const uint8_t *src = x + ih * row_bytes;
+            for (size_t p = 0, at = iw0 * channels; p < span; ++p, ++at) {  /* at: the byte's offset in x's row */
+                strip[p] = at < row_bytes ? src[at] : x_zero;  /* left of the row wraps around to a huge size_t */
+            }
+            for (size_t p = span; p < run; ++p) strip[p] = 0;
+        }
+    }
+    size_t oh = 0, ow = 0;  /* the block's first pixel */
+    for (size_t first = 0, pixels = g->out_h * g->out_w; first < pixels; first += rows) {
+        const size_t count = MLCC_MIN(rows, pixels - first);
+        for (size_t r = 0; r < count;) {  /* the block's pixels, a run of one output row at a time */
+            const size_t end = ow + MLCC_MIN(count - r, g->out_w - ow);
+            const size_t ih0 = oh * g->stride_h - g->pad_top;  /* above x wraps around to a huge size_t */
+            const size_t in_lo = MLCC_MIN(MLCC_MAX(ow, lo), end), in_hi = MLCC_MAX(MLCC_MIN(end, hi), in_lo);
+            const uint8_t **row = pointers + r * kh_count;
+            for (size_t kh = 0; kh < kh_count; ++kh) {
+                const size_t ih = ih0 + kh * g->dilation_h;
+                const bool inside = ih < g->in_h;
+                const uint8_t *strip = inside ? strips + ih * borders * run : NULL;
+                size_t o = ow;
+                for (; o < in_lo; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + o * run : padding;
+                const uint8_t *p = inside ? x + (ih * row_bytes + in_lo * step - g->pad_left * channels) : padding;
+                const size_t advance = inside ? step : 0;
+                for (; o < in_hi; ++o, p += advance) row[(o - ow) * kh_count + kh] = p;
+                for (; o < end; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + (lo + o - hi) * run : padding;
+            }
+            r += end - ow;
+            ow = end;
+            if (ow == g->out_w) {
+                ow = 0;
+                ++oh;
+            }
+        }
+        igemm(count, n, kh_count, run, pointers, a_flip, packed, y + first * n, n, rq);
+    }
+}

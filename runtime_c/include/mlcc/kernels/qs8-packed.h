@@ -81,6 +81,42 @@ static inline size_t mlcc_qs8_conv_nhwc_indirect_bytes(size_t rows, size_t taps,
     return rows * taps * sizeof(const uint8_t *) + 3u * mlcc_qs8_conv_nhwc_indirect_run(channels);
 }
 
+/* The indirect driver for few channels (an image's 1 or 3, where a run per tap would round each tap up to 4
+ * bytes): a kernel row's kernel_w taps lie side by side in x (dilation_w 1), so igemm reads each kernel row as
+ * one run of kernel_w * channels bytes rounded up to 4 (mlcc_qs8_conv_nhwc_rows_run), `taps` = kernel_h
+ * pointers a pixel; the weights packed with k = kernel_h * run in (kh, kw, c) order, zero past kernel_w *
+ * channels. The output columns whose runs would leave x's rows (the padding, the bytes past a row) read runs
+ * composed once per call for each row of x, x_zero outside x's columns; a row above or below x reads a run of
+ * x_zero. `work` (pointer-aligned, mlcc_qs8_conv_nhwc_rows_bytes): rows * kernel_h pointers, then those runs. */
+void mlcc_qs8_conv_nhwc_rows(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                             uint8_t a_flip, const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
+                             void *work, size_t rows, mlcc_qs8_packed_igemm_fn igemm);
+
+static inline size_t mlcc_qs8_conv_nhwc_rows_run(size_t kernel_w, size_t channels) {
+    return (kernel_w * channels + 3u) & ~(size_t)3u;
+}
+
+/* Output columns [lo, hi) read their runs in x: pad_left <= ow * stride_w, and the run from column ow *
+ * stride_w - pad_left ends inside its row */
+static inline size_t mlcc_qs8_conv_nhwc_rows_lo(const struct mlcc_qs8_conv_geometry *g) {
+    const size_t lo = (g->pad_left + g->stride_w - 1) / g->stride_w;
+    return lo < g->out_w ? lo : g->out_w;
+}
+
+static inline size_t mlcc_qs8_conv_nhwc_rows_hi(const struct mlcc_qs8_conv_geometry *g) {
+    const size_t lo = mlcc_qs8_conv_nhwc_rows_lo(g), run = mlcc_qs8_conv_nhwc_rows_run(g->kernel_w, g->channels);
+    const size_t room = (g->in_w + g->pad_left) * g->channels;  /* a row's bytes counted from column -pad_left */
+    const size_t hi = room < run ? 0 : (room - run) / (g->stride_w * g->channels) + 1;
+    return hi < lo ? lo : hi < g->out_w ? hi : g->out_w;
+}
+
+/* The bytes of `work` mlcc_qs8_conv_nhwc_rows needs */
+static inline size_t mlcc_qs8_conv_nhwc_rows_bytes(const struct mlcc_qs8_conv_geometry *g, size_t rows) {
+    const size_t run = mlcc_qs8_conv_nhwc_rows_run(g->kernel_w, g->channels);
+    const size_t borders = mlcc_qs8_conv_nhwc_rows_lo(g) + g->out_w - mlcc_qs8_conv_nhwc_rows_hi(g);
+    return rows * g->kernel_h * sizeof(const uint8_t *) + run * (1u + g->in_h * borders);
+}
+
 /* The dequantizing forms, for dynamically quantized products (DynamicQuantizeLinear -> MatMulInteger with
  * constant weights -> Cast -> Mul -> Add, mlcc/ops/packed_integer_mat_mul.py): the same panels, an exact int32
  *   acc = sum_p (a[i*lda + p] - a_zero) * w[j][p]     a read as uint8 (a_flip 0x80) or int8 (a_flip 0)
