@@ -25,7 +25,7 @@ from mlcc.verify import compare, reference_outputs
 from tests.golden import rand
 from tests.passes.test_recognise_attention import bert_heads, constants
 from tests.passes.util import make
-from tests.robustness.harness import compile_c, run
+from tests.robustness.harness import STRICT, compile_c, run, system_gcc
 
 THREADS = (2, 3)
 
@@ -151,6 +151,53 @@ def _check_task_profile(out_dir: Path, report: dict, feeds: dict, single: dict) 
     timed = np.minimum(serial_tasks[0], task_ns.shape[2])
     assert all((task_ns[0, i, :n] > 0).all() and not task_ns[0, i, n:].any() for i, n in enumerate(timed))
     assert (task_ns.sum(axis=2) <= walls).all()
+
+
+CUT_CHECK = r"""
+#include <stdio.h>
+#include "mlcc/parallel.h"
+/* every cut of `units` into tasks for `threads` claimers: consecutive, non-empty, covering [0, units), and
+ * each thread's share (tasks / threads consecutive tasks) within one unit of the others' */
+int main(void)
+{
+    for (size_t threads = 2; threads <= 4; ++threads)
+        for (size_t tasks = 2; tasks <= 16; ++tasks)
+            for (size_t units = tasks; units <= 200; ++units) {
+                size_t least = units, most = 0, end = 0;
+                const size_t per_share = tasks % threads == 0 ? tasks / threads : 0;
+                for (size_t i = 0; i < tasks; ++i) {
+                    const size_t b = mlcc_parallel_share_begin(units, tasks, threads, i);
+                    const size_t e = mlcc_parallel_share_begin(units, tasks, threads, i + 1);
+                    if (b != end || e <= b) return printf("task %zu of %zu over %zu: [%zu, %zu)\n", i, tasks, units, b, e), 1;
+                    end = e;
+                }
+                for (size_t s = 0; per_share != 0 && s < threads; ++s) {
+                    const size_t n = mlcc_parallel_share_begin(units, tasks, threads, (s + 1) * per_share)
+                                   - mlcc_parallel_share_begin(units, tasks, threads, s * per_share);
+                    least = n < least ? n : least;
+                    most = n > most ? n : most;
+                }
+                if (end != units || (per_share != 0 && most > least + 1))
+                    return printf("%zu tasks over %zu units, %zu threads: end %zu, shares %zu..%zu\n", tasks, units,
+                                  threads, end, least, most), 1;
+            }
+    return 0;
+}
+"""
+
+
+def test_tasks_cut_into_even_shares_per_thread(tmp_path):
+    """mlcc_parallel_share_begin: the tasks cover every unit once, none empty, and the threads' shares of units
+    (the caller's from the front, the workers' from the back) differ by one unit at most, whatever the
+    remainder (14 rows in 8 tasks: 7 and 7, not 8 and 6)."""
+    source, exe = tmp_path / "cut.c", tmp_path / "cut"
+    source.write_text(CUT_CHECK)
+    runtime = Path(__file__).resolve().parents[2] / "runtime_c" / "include"
+    build = subprocess.run([system_gcc(), *STRICT, f"-I{runtime}", str(source), "-o", str(exe)], capture_output=True,
+                           text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    proc = run([exe], tmp_path)
+    assert proc.returncode == 0, proc.stdout
 
 
 def test_no_data_race_on_the_pool(tmp_path):

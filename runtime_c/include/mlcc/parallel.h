@@ -61,19 +61,33 @@ static inline size_t mlcc_parallel_begin(size_t units, size_t tasks, size_t i)
     return units / tasks * i + (i < extra ? i : extra);
 }
 
-/* body(args, begin, end) over every unit of [0, units), cut into `tasks` ranges (mlcc_parallel_tasks), inline
- * when that is 1. */
+/* The first unit of task i when `threads` threads claim `tasks` tasks over `units`: where the tasks are a
+ * multiple of the threads, the units are cut into one even share per thread first and each share into its
+ * tasks, so the caller (claiming from the front) and the workers (from the back) meet with even work. Cut
+ * evenly in one go, a remainder's extra units all fall on the front tasks: 14 rows in 8 tasks are
+ * 2,2,2,2 | 2,2,1,1 (8 rows against 6, a step 15% slower than 7 and 7), where shares give 2,2,2,1 | 2,2,2,1. */
+static inline size_t mlcc_parallel_share_begin(size_t units, size_t tasks, size_t threads, size_t i)
+{
+    if (threads < 2u || tasks % threads != 0u || i >= tasks) return mlcc_parallel_begin(units, tasks, i);
+    const size_t per_share = tasks / threads, share = i / per_share;
+    const size_t first = mlcc_parallel_begin(units, threads, share);
+    return first + mlcc_parallel_begin(mlcc_parallel_begin(units, threads, share + 1u) - first, per_share,
+                                       i % per_share);
+}
+
+/* body(args, begin, end) over every unit of [0, units), cut into `tasks` ranges (mlcc_parallel_tasks) by
+ * per-thread shares (mlcc_parallel_share_begin), inline when that is 1. */
 struct mlcc_parallel_range_job {
     void (*body)(void *args, size_t begin, size_t end);
     void *args;
-    size_t units, tasks;
+    size_t units, tasks, threads;
 };
 
 static inline void mlcc_parallel_range_task(void *job_, size_t i)
 {
     const struct mlcc_parallel_range_job *job = (const struct mlcc_parallel_range_job *)job_;
-    job->body(job->args, mlcc_parallel_begin(job->units, job->tasks, i),
-              mlcc_parallel_begin(job->units, job->tasks, i + 1u));
+    job->body(job->args, mlcc_parallel_share_begin(job->units, job->tasks, job->threads, i),
+              mlcc_parallel_share_begin(job->units, job->tasks, job->threads, i + 1u));
 }
 
 static inline void mlcc_parallel_ranges(const mlcc_parallel *parallel, size_t tasks, size_t units,
@@ -83,7 +97,7 @@ static inline void mlcc_parallel_ranges(const mlcc_parallel *parallel, size_t ta
         body(args, 0u, units);
         return;
     }
-    struct mlcc_parallel_range_job job = {body, args, units, tasks};
+    struct mlcc_parallel_range_job job = {body, args, units, tasks, parallel->max_threads};
     parallel->parallel_for(parallel->ctx, mlcc_parallel_range_task, &job, tasks);
 }
 
