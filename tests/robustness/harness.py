@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import mlcc.plan
-from mlcc import targets
+from mlcc import buildfiles, targets
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import compare, reference_outputs
 from tests.golden import rand
@@ -163,20 +163,15 @@ def build_case(case: Case, out_dir: Path, guard_plan: bool = False) -> tuple[Pat
     return out, report, planned[0]
 
 
-def host_march() -> list[str]:
-    """gcc's spelling of the host target's -mcpu (x86_64_v4 -> x86-64-v4), so the same kernels compile."""
-    cpu = targets.resolve("host").cpu
-    return [f"-march={cpu.replace('x86_64', 'x86-64').replace('_', '-')}"] if cpu else []
-
-
 def compile_c(out: Path, report: dict, driver: str, exe: Path, flags: list[str]) -> None:
-    """gcc NAME.c + runtime sources + tests/robustness/<driver>, run from the output folder (for .incbin)."""
+    """gcc NAME.c + the runtime sources + tests/robustness/<driver>, run from the output folder (for .incbin):
+    the sources, include folders and ISA flags the folder's CMake build takes (mlcc.buildfiles.c_build)."""
     name = report["name"]
-    sources = [f for f in report["files"] if f.endswith(".c")]
-    cmd = [system_gcc(), *STRICT, *host_march(), *flags, "-Imlcc_runtime/include", "-Imlcc_runtime/kernels", "-I.",
+    c = buildfiles.c_build(targets.resolve(report["target"]), report["files"])
+    cmd = [system_gcc(), *STRICT, *c.isa_flags, *flags, *(f"-I{d}" for d in c.include_dirs), "-I.",
            f'-DDRIVER_MODEL_HEADER="{name}.h"', f"-DDRIVER_MODEL_RUN_V={name}_run_v",
            f"-DDRIVER_MODEL_RUN_PARALLEL={name}_run_parallel", f"-DDRIVER_MODEL_ARENA_BYTES={name.upper()}_ARENA_BYTES",
-           *sources, str(HERE / driver), "-o", str(exe), "-lm"]
+           *c.sources, *c.pool_sources, str(HERE / driver), "-o", str(exe), "-lm"]
     proc = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
     assert proc.returncode == 0, f"gcc failed:\n{proc.stderr[-6000:]}"
 
