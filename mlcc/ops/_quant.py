@@ -30,9 +30,11 @@ def quant_range(dtype: np.dtype, node: Node) -> tuple[int, int]:
 
 @dataclass
 class Nest:
-    """Loops (counters i0, i1, ...) and one index expression per operand, x's first."""
+    """Loops (counters i0, i1, ...) and, per operand, x's first, its index expression and how many of the
+    outermost loops it depends on (an operand the inner loops do not move is read once, outside them)."""
     extents: list[int]
     index: list[str]
+    depth: list[int]
 
 
 def _index(offset: int, strides: list[int]) -> str:
@@ -57,9 +59,8 @@ def affine_nest(extents: list[int], strides: list[list[int]], offsets: list[int]
                 del p[k]
             del ext[k]
         k -= 1
-    if not ext:
-        ext, per = [1], [[0] for _ in per]
-    return Nest(ext, [_index(o, p) for o, p in zip(offsets, per)])
+    depth = [max((d + 1 for d, stride in enumerate(p) if stride), default=0) for p in per]
+    return Nest(ext, [_index(o, p) for o, p in zip(offsets, per)], depth)
 
 
 OUTPUT_PERM = "output_perm"  # passes/choose_layout's mark: the output is stored transposed by this perm

@@ -70,9 +70,11 @@ def emit_quant(node: Node, ctx, expr: str, scale, zero, value: str | None = None
     if zero is not None and tuple(zero.shape) != tuple(scale.shape):
         raise UnsupportedError(f"zero point {zero.type_str()} and scale {scale.type_str()} differ in shape", node.where())
     axis, block_size = quant_axis(node)
-    for nest in param_regions(node, x, scale, axis, block_size):
+    nests = param_regions(node, x, scale, axis, block_size)
+    for nest in nests:
         y_index = nest.index[2] if len(nest.index) > 2 else nest.index[0]
         ctx.emit("ops/quantize.c.j2", extents=nest.extents, x_index=nest.index[0], p_index=nest.index[1], y_index=y_index,
+                 p_depth=nest.depth[1], alone=len(nests) == 1,
                  expr=expr, value=value,
                  x=ctx.ptr(x), y=ctx.ptr(y), scale=ctx.ptr(scale), zero=ctx.ptr(zero) if zero is not None else None,
                  x_type=ctx.c_type(x), s_type=ctx.c_type(scale), z_type=ctx.c_type(zero) if zero is not None else "")

@@ -50,7 +50,8 @@ def test_quantize_per_axis(shape, axis, target, tmp_path):
     check_model(model, {"x": x, "s": scale, "z": zero}, target, tmp_path)
 
 
-@pytest.mark.parametrize("shape,axis,block", [((3, 8), 1, 2), ((6, 4), 0, 3), ((2, 7, 3), 1, 3)])  # the last ragged
+# ragged but the second; the first's two blocks are one loop each, reading their parameters before it
+@pytest.mark.parametrize("shape,axis,block", [((1, 5), 1, 3), ((6, 4), 0, 3), ((2, 7, 3), 1, 3)])
 def test_quantize_blocked(shape, axis, block, target, tmp_path):
     x = rand(*shape) * 50
     pshape = list(shape)
