@@ -12,8 +12,10 @@
  * shift in 32..52 (the sum below 2^63); a layer with another takes the general loops.
  *
  * A block is 64 channels (four accumulators: the byte unpacks leave channels 16L + 4q + i in lane L, dword i
- * of accumulator q, and the saturating packs put them back in order) or 16 (one, its rows transposed with a
- * dword permute and a byte shuffle; a last block of fewer under masks). */
+ * of accumulator q, and the saturating packs put them back in order), 32 (two: the unpacks on 256 bits, a
+ * 64-bit permute restores the order) or 16 (one: the unpacks on 128 bits, the quarters joined);
+ * the last block of 32 or 16 may hold fewer, under masks. Up to 16 channels at stride 1 run as flat rows of 64
+ * lanes instead (dot3x3_flat). */
 #ifndef MLCC_QS8_DWCONV_DOT3X3_H
 #define MLCC_QS8_DWCONV_DOT3X3_H
 
@@ -54,13 +56,22 @@ static inline void dot_interleave64(__m512i r0, __m512i r1, __m512i r2, __m512i 
     out[3] = _mm512_unpackhi_epi16(b, d);
 }
 
-/* ... and 16 channels into one, in order: row k in lane k, a 4x4 dword transpose, then a 4x4 byte one per lane */
+/* ... and 16 channels into one, in order: the unpacks on 128 bits, their four quarters joined */
 static inline __m512i dot_interleave16(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
-    __m512i v = _mm512_inserti32x4(_mm512_castsi128_si512(r0), r1, 1);
-    v = _mm512_inserti32x4(_mm512_inserti32x4(v, r2, 2), r3, 3);
-    v = _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), v);
-    const __m512i bytes = _mm512_set4_epi32(0x0F0B0703, 0x0E0A0602, 0x0D090501, 0x0C080400);
-    return _mm512_shuffle_epi8(v, bytes);
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+    const __m128i c = _mm_unpacklo_epi8(r2, r3), d = _mm_unpackhi_epi8(r2, r3);
+    const __m256i low = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(a, c)), _mm_unpackhi_epi16(a, c), 1);
+    const __m256i high = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(b, d)), _mm_unpackhi_epi16(b, d), 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
+/* ... and 32 channels into two: the unpacks on 256 bits, their halves paired (lanes: channels 0-3, 16-19, 4-7, 20-23
+ * in out[0], 8-11, 24-27, 12-15, 28-31 in out[1]) */
+static inline void dot_interleave32(__m256i r0, __m256i r1, __m256i r2, __m256i r3, __m512i out[2]) {
+    const __m256i a = _mm256_unpacklo_epi8(r0, r1), b = _mm256_unpackhi_epi8(r0, r1);
+    const __m256i c = _mm256_unpacklo_epi8(r2, r3), d = _mm256_unpackhi_epi8(r2, r3);
+    out[0] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(a, c)), _mm256_unpackhi_epi16(a, c), 1);
+    out[1] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(b, d)), _mm256_unpackhi_epi16(b, d), 1);
 }
 
 /* What a block's loads need: its first channel's offset, its lanes, the padding's raw byte, the sign flip */
@@ -85,6 +96,17 @@ static inline void dot_column(size_t accumulators, const uint8_t *const rows[4],
         if (io->flips) {
             for (size_t q = 0; q < 4; ++q) out[q] = _mm512_xor_si512(out[q], io->flip);
         }
+    } else if (accumulators == 2) {
+        __m256i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const bool read = inside && valid[k];
+            r[k] = _mm256_mask_loadu_epi8(_mm512_castsi512_si256(io->padding), read ? (__mmask32)io->lanes : 0,
+                                          read ? rows[k] + iw * channels + io->c : rows[k]);
+        }
+        dot_interleave32(r[0], r[1], r[2], r[3], out);
+        if (io->flips) {
+            for (size_t q = 0; q < 2; ++q) out[q] = _mm512_xor_si512(out[q], io->flip);
+        }
     } else {
         __m128i r[4];
         for (size_t k = 0; k < 4; ++k) {
@@ -108,6 +130,13 @@ static inline void dot_weights(size_t accumulators, const int8_t *w, size_t chan
             r[k] = kh < 3 ? _mm512_maskz_loadu_epi8(io->lanes, w + (kh * 3 + kw) * channels + io->c) : _mm512_setzero_si512();
         }
         dot_interleave64(r[0], r[1], r[2], r[3], out);
+    } else if (accumulators == 2) {
+        __m256i r[4];
+        for (size_t k = 0; k < 4; ++k) {
+            const size_t kh = k - shift;
+            r[k] = kh < 3 ? _mm256_maskz_loadu_epi8((__mmask32)io->lanes, w + (kh * 3 + kw) * channels + io->c) : _mm256_setzero_si256();
+        }
+        dot_interleave32(r[0], r[1], r[2], r[3], out);
     } else {
         __m128i r[4];
         for (size_t k = 0; k < 4; ++k) {
@@ -138,6 +167,11 @@ static inline void dot_store(size_t accumulators, uint8_t *y, const __m512i acc[
         } else {
             _mm512_mask_storeu_epi8(y, store, bytes);
         }
+    } else if (accumulators == 2) {  /* words back in order by 64-bit quarters, then clamped and narrowed */
+        __m512i v = _mm512_packs_epi32(dot_requantize(acc[0], &lanes[0]), dot_requantize(acc[1], &lanes[1]));
+        v = _mm512_permutexvar_epi64(_mm512_set_epi64(7, 3, 6, 2, 5, 1, 4, 0), v);
+        v = _mm512_min_epi16(_mm512_max_epi16(v, _mm512_set1_epi16((int16_t)rq->y_min)), _mm512_set1_epi16((int16_t)rq->y_max));
+        _mm256_mask_storeu_epi8(y, (__mmask32)store, _mm512_cvtepi16_epi8(v));
     } else {
         __m512i v = dot_requantize(acc[0], &lanes[0]);
         v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(rq->y_min)), _mm512_set1_epi32(rq->y_max));
@@ -157,6 +191,11 @@ static inline void dot_parameters(size_t accumulators, const int32_t *values, co
         out[1] = _mm512_shuffle_i32x4(t0, t2, 0xDD);
         out[2] = _mm512_shuffle_i32x4(t1, t3, 0x88);
         out[3] = _mm512_shuffle_i32x4(t1, t3, 0xDD);
+    } else if (accumulators == 2) {
+        const __m512i n0 = _mm512_maskz_loadu_epi32((__mmask16)io->lanes, values + io->c);
+        const __m512i n1 = _mm512_maskz_loadu_epi32((__mmask16)(io->lanes >> 16), values + io->c + 16);
+        out[0] = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), n1);
+        out[1] = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), n1);
     } else {
         out[0] = _mm512_maskz_loadu_epi32((__mmask16)io->lanes, values + io->c);
     }
@@ -348,12 +387,19 @@ static void dot3x3(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uin
             dot3x3_block(4, 2, g, x, x_zero, a_flip, w, y, rq, c, DOT_WIDE);
         }
     }
-    for (; c < g->channels; c += 16) {
-        const size_t count = MLCC_MIN(16, g->channels - c);
+    for (; c + 16 < g->channels; c += 32) {  /* more than 16 left: 32 (or fewer under masks) */
+        const size_t count = MLCC_MIN(32, g->channels - c);
         if (g->stride_w == 1) {
-            dot3x3_block(1, 1, g, x, x_zero, a_flip, w, y, rq, c, count);
+            dot3x3_block(2, 1, g, x, x_zero, a_flip, w, y, rq, c, count);
         } else {
-            dot3x3_block(1, 2, g, x, x_zero, a_flip, w, y, rq, c, count);
+            dot3x3_block(2, 2, g, x, x_zero, a_flip, w, y, rq, c, count);
+        }
+    }
+    if (c < g->channels) {
+        if (g->stride_w == 1) {
+            dot3x3_block(1, 1, g, x, x_zero, a_flip, w, y, rq, c, g->channels - c);
+        } else {
+            dot3x3_block(1, 2, g, x, x_zero, a_flip, w, y, rq, c, g->channels - c);
         }
     }
 }
