@@ -6,8 +6,9 @@
  * columns must be contiguous. Per (batch, head) K^T and V are packed once into `work`, then the queries go
  * by blocks of block_rows: their scores (block_rows x kv_len floats of `work`) are computed by one GEMM,
  * masked, exponentiated in place by a numerically stable softmax and multiplied by V straight into y, whose
- * rows are then normalised (v_dim floats a row instead of kv_len). No [batch, head, q_len, kv_len] tensor
- * ever exists.
+ * rows are then normalised (v_dim floats a row instead of kv_len). On SIMD128 the rows go four at a time
+ * through both products on the packed panels directly, normalised as they are stored (attention.c). No
+ * [batch, head, q_len, kv_len] tensor ever exists.
  */
 #ifndef MLCC_KERNELS_F32_ATTENTION_H
 #define MLCC_KERNELS_F32_ATTENTION_H
@@ -45,18 +46,6 @@ void MLCC_ISA_NAME(mlcc_f32_attention)(const struct mlcc_f32_gemm_config *gemm, 
                                        const float *q, const float *k, const float *v, const float *add_mask,
                                        const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
 
-/* The scalar oracle: the same contract in plain loops; work holds kv_len floats. */
-/* The kernel's two parts: K^T and V of batch b's head h packed into `work` (nothing for a query head that
- * shares the previous one's), and rows [i0 + r0, i0 + r1) of the block of query rows from i0 (r0 a multiple
- * of the GEMM tile's mr; each row summed as in the whole block) into y, their scores in `work`. */
-void MLCC_ISA_NAME(mlcc_f32_attention_head)(const struct mlcc_f32_gemm_config *gemm,
-                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
-                                            const float *k, const float *v, float *MLCC_RESTRICT work);
-void MLCC_ISA_NAME(mlcc_f32_attention_rows)(const struct mlcc_f32_gemm_config *gemm,
-                                            const struct mlcc_f32_attention_params *p, size_t b, size_t h,
-                                            size_t i0, size_t r0, size_t r1, const float *q, const float *add_mask,
-                                            const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
-
 /* The kernel's two parts: K^T and V of batch b's head h packed into `work` (nothing for a query head that
  * shares the previous one's), and rows [i0 + r0, i0 + r1) of the block of query rows from i0 (r0 a multiple
  * of the GEMM tile's mr; each row summed as in the whole block) into y, their scores in `work`. */
@@ -76,6 +65,7 @@ void MLCC_ISA_NAME(mlcc_f32_attention_parallel)(const mlcc_parallel *parallel, c
                                                 const float *k, const float *v, const float *add_mask,
                                                 const bool *keep_mask, float *y, float *MLCC_RESTRICT work);
 
+/* The scalar oracle: the same contract in plain loops; work holds kv_len floats. */
 void mlcc_f32_attention__reference(const struct mlcc_f32_attention_params *p, const float *q, const float *k,
                                    const float *v, const float *add_mask, const bool *keep_mask, float *y,
                                    float *MLCC_RESTRICT work);
