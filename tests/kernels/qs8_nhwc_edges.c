@@ -173,7 +173,7 @@ int main(void) {
     };
     /* kernel h w, stride, dilation, pad: 3x3 same, 3x3 stride 2, 1x5 no padding, 3x3 dilated, 5x5 pad 1 */
     static const size_t shapes[][6] = {{3, 3, 1, 1, 1, 1}, {3, 3, 2, 1, 1, 1}, {1, 5, 1, 1, 0, 0}, {3, 3, 1, 2, 2, 2}, {5, 5, 2, 1, 1, 1}};
-    static const size_t dw_channels[] = {1, 8, 15, 17, 40, MAX_DW_N};
+    static const size_t dw_channels[] = {1, 4, 8, 16, 17, 40, MAX_DW_N};
     static int32_t dw_bias[MAX_DW_N], dw_mult[MAX_DW_N], dw_shift[MAX_DW_N];
     static int8_t dw_w[MAX_DW_N * 25];
     static uint8_t x[7 * 9 * MAX_DW_N], ywant[7 * 9 * MAX_DW_N], ygot[7 * 9 * MAX_DW_N];
