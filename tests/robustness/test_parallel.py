@@ -2,8 +2,9 @@
 and every output is bit-identical for 1, 2 and 3 threads (1 is NAME_run_v) and matches onnxruntime. The
 models route each kernel that splits through a step large enough to split: a direct stem, pointwise,
 Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals (one reading a
-channel shuffle through its table of channels), max and average pooling, a GEMV and a tall product, and
-attention. A ThreadSanitizer build of a C driver on the pool fails on any data race."""
+channel shuffle through its table of channels), max and average pooling, a GEMV, a tall product and a wide
+one (its tiles numbered down panels of B), and attention. A ThreadSanitizer build of a C driver on the pool
+fails on any data race."""
 
 from __future__ import annotations
 
@@ -87,7 +88,11 @@ def _attention_net() -> onnx.ModelProto:
     w = numpy_helper.from_array((rng.standard_normal((heads * dim, 300)) * 0.1).astype(np.float32), "proj_w")
     nodes.append(helper.make_node("MatMul", ["a_y", "proj_w"], ["proj"], name="proj"))  # a tall product
     outputs.append(helper.make_tensor_value_info("proj", TensorProto.FLOAT, [batch, seq, 300]))
-    return make(nodes, inputs, outputs, [*constants(batch, seq, heads, dim), w], opset=17)
+    # a wide one, its tiles numbered down panels of B (half of B outweighs half of A and C), ends partial
+    wide = numpy_helper.from_array((rng.standard_normal((heads * dim, 2000)) * 0.1).astype(np.float32), "wide_w")
+    nodes.append(helper.make_node("MatMul", ["a_y", "wide_w"], ["wide"], name="wide"))
+    outputs.append(helper.make_tensor_value_info("wide", TensorProto.FLOAT, [batch, seq, 2000]))
+    return make(nodes, inputs, outputs, [*constants(batch, seq, heads, dim), w, wide], opset=17)
 
 
 MODELS = {"conv_net": _conv_net, "attention": _attention_net}
