@@ -145,7 +145,8 @@ class QuantizedConv(Op):
             return
         packed = packed_panels(taps_c.reshape(n, k), packed_layout(ctx.target))
         weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
-        patches = "NULL" if in_place else ctx.scratch(block * row, "patches", dtype="uint8")
+        # (16 bytes past the rows: a short kernel row is moved as 16 bytes, qs8-packed.h)
+        patches = "NULL" if in_place else ctx.scratch(block * row + 16, "patches", dtype="uint8")
         ctx.emit("ops/quantized_conv_nhwc.c.j2", kernel=ctx.kernel("mlcc_qs8_conv_nhwc"), gemm=ctx.kernel("mlcc_qs8_packed_gemm"),
                  w=weights, patches=patches, rows=block, **common)
 

@@ -16,6 +16,52 @@ static inline void fill_run(uint8_t *dst, uint8_t value, size_t bytes) {
     for (size_t i = 0; i < bytes; ++i) dst[i] = value;
 }
 
+/* The patch rows of block rows [0, count) from pixel (*oh_at, *ow_at) where a kernel row's span is at most 16
+ * bytes (dilation_w 1: an image's 3x3 on 3 channels, 9 bytes; DS-CNN's 10x4 on one, 4): each span moved as 16
+ * bytes, the next span's move overwriting the excess, the last one's landing in the quads' padding (zeroed
+ * after, 4 bytes from k), the next patch row (written after) or the 16 bytes past the block's. A pixel whose
+ * spans are not all inside x's rows (or whose 16-byte reads would leave x) takes each byte from x or x_zero. */
+static void gather_short_spans(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
+                               uint8_t *patches, size_t ldp, size_t count, size_t *oh_at, size_t *ow_at) {
+    static const uint32_t zero = 0;
+    const size_t channels = g->channels, span = g->kernel_w * channels, k = g->kernel_h * span;
+    const size_t row_bytes = g->in_w * channels, x_bytes = g->in_h * row_bytes, step_h = g->dilation_h * row_bytes;
+    const size_t reach_h = (g->kernel_h - 1) * g->dilation_h;
+    uint8_t padding[16];
+    memset(padding, x_zero, sizeof padding);
+    size_t oh = *oh_at, ow = *ow_at;
+    for (size_t r = 0; r < count; ++r) {
+        uint8_t *row = patches + r * ldp;
+        /* above or left of x wraps around to a huge size_t: one test covers both sides */
+        const size_t ih0 = oh * g->stride_h - g->pad_top, iw0 = ow * g->stride_w - g->pad_left;
+        const size_t at = ih0 * row_bytes + iw0 * channels;  /* the first span's offset, where inside */
+        if (ih0 < g->in_h && ih0 + reach_h < g->in_h && iw0 < g->in_w && iw0 + g->kernel_w <= g->in_w &&
+            at + reach_h * row_bytes + 16 <= x_bytes) {
+            for (size_t kh = 0; kh < g->kernel_h; ++kh) memcpy(row + kh * span, x + at + kh * step_h, 16);
+        } else {
+            for (size_t kh = 0; kh < g->kernel_h; ++kh) {
+                const size_t ih = ih0 + kh * g->dilation_h;
+                uint8_t *dst = row + kh * span;
+                if (ih >= g->in_h) {
+                    memcpy(dst, padding, 16);
+                    continue;
+                }
+                const uint8_t *src = x + ih * row_bytes;
+                for (size_t p = 0, in_row = iw0 * channels; p < span; ++p, ++in_row) {
+                    dst[p] = in_row < row_bytes ? src[in_row] : x_zero;
+                }
+            }
+        }
+        memcpy(row + k, &zero, 4);  /* the quads' padding (a loop of up to 3 bytes compiled to a memset call) */
+        if (++ow == g->out_w) {
+            ow = 0;
+            ++oh;
+        }
+    }
+    *oh_at = oh;
+    *ow_at = ow;
+}
+
 void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
                         const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm) {
@@ -33,6 +79,11 @@ void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
     size_t oh = 0, ow = 0;  /* the block's first pixel */
     for (size_t first = 0; first < pixels; first += rows) {
         const size_t count = MLCC_MIN(rows, pixels - first);
+        if (g->dilation_w == 1 && span <= 16) {
+            gather_short_spans(g, x, x_zero, patches, ldp, count, &oh, &ow);
+            gemm(count, n, ldp, patches, ldp, a_flip, packed, y + first * n, n, rq);
+            continue;
+        }
         for (size_t r = 0; r < count; ++r) {
             /* left of the padding wraps around to a huge size_t: one test covers both sides */
             const size_t iw0 = ow * g->stride_w - g->pad_left;

@@ -60,7 +60,7 @@ void mlcc_qs8_packed_igemm__avx512vnni(size_t m, size_t n, size_t taps, size_t c
  * no padding multiplies x in place (rows are pixels); otherwise the patches of `rows` output pixels at a time
  * are gathered into `patches` (rows x k bytes, k = kernel_h * kernel_w * channels in (kh, kw, c) order, each
  * tap a run of the pixel's channels, rounded up to 4 with zero bytes; taps in the padding hold x_zero, as
- * the folded bias expects). */
+ * the folded bias expects; and 16 bytes more: a kernel row of 16 bytes or fewer is moved as 16). */
 void mlcc_qs8_conv_nhwc(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
                         const int8_t *packed, uint8_t *y, const struct mlcc_qs8_requant *rq,
                         uint8_t *patches, size_t rows, mlcc_qs8_packed_gemm_fn gemm);
