@@ -14,9 +14,10 @@ from ..cexpr import is_one, is_variable, same, text
 
 @dataclass
 class LoopNest:
-    extents: list[int]  # loop trip counts, outermost first (empty for a scalar)
+    extents: list[int]  # loop trip counts, outermost first ([1] for a scalar)
     out_index: str  # C index expression for the output
     operand_index: list[str]  # C index expression per operand
+    scalar: bool = False  # one element: every index is 0, and a template may write no loop at all
 
     @property
     def flat(self) -> bool:
@@ -52,11 +53,12 @@ def loop_nest(out_shape: tuple[int, ...], operand_shapes: list[tuple[int, ...]])
                 del p[k]
             del extents[k]
         k -= 1
-    if not extents:
+    scalar = not extents
+    if scalar:
         extents, per = [1], [[0] for _ in per]
 
     def index(strides: list[int]) -> str:
         terms = [f"i{d}" if is_one(s) else f"i{d} * {text(s)}" for d, s in enumerate(strides) if not same(s, 0)]
         return " + ".join(terms) or "0"
 
-    return LoopNest(extents, index(per[0]), [index(p) for p in per[1:]])
+    return LoopNest(extents, index(per[0]), [index(p) for p in per[1:]], scalar)
