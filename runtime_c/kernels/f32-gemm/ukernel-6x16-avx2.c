@@ -9,5 +9,9 @@
 #define TILE mlcc_f32_gemm_ukernel_6x16__avx2
 #define ROW mlcc_f32_gemm_ukernel_1x16__avx2
 #define CONFIG mlcc_f32_gemm_config_6x16__avx2
+/* B prefetched from a 32 KB panel (k 512) on: beside six rows of A it does not stay in L1, and from memory
+ * (a model's weights) the first tile of each panel waited on it (benchmarks.gemm_ab --cold: 49x2048x512, the
+ * 7x7 1x1 convolutions' product, 0.91-0.94x the time; 196x1024x512 0.96x; 784x128x512 and 784x256x512 0.97-1.02x) */
+#define PREFETCH_B_BYTES 24576u
 #include "ukernel-simd.h"
 #endif

@@ -165,8 +165,10 @@ static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t
 /* B's micro-panel is prefetched ahead of the loads (PREFETCH_B_FLOATS on) once it is larger than this: it
  * then streams from L2 or memory rather than staying in L1 across tiles (8x32__avx512 with bias+ReLU, share of
  * the paired FMA peak, medians of 4-6 interleaved rounds: 49x512x2048 58 -> 65%, 1024^3 63 -> 66%; with k 64 or
- * 256, where the panel stays in L1, 2-6% slower, hence the threshold). */
+ * 256, where the panel stays in L1, 2-6% slower, hence the threshold). A variant may set its own threshold. */
+#ifndef PREFETCH_B_BYTES
 #define PREFETCH_B_BYTES 32768u
+#endif
 #define PREFETCH_B_FLOATS 1024u
 
 /* acc += A[MR rows][kc] * w[kc][NR]. Called with literal strides (a packed micro-panel: rows 1 apart, k MR
