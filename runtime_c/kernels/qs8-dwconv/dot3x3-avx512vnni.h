@@ -302,11 +302,27 @@ static inline __mmask64 dot_span(ptrdiff_t lo, ptrdiff_t hi) {
     return (hi == DOT_WIDE ? ~(__mmask64)0 : ((__mmask64)1 << hi) - 1) & ~(((__mmask64)1 << lo) - 1);
 }
 
+/* The four rows' bytes at `at` .. at + 63 of their runs (the padding outside 0 .. in_row - 1), interleaved */
+static inline void dot_flat_column(const uint8_t *const rows[4], const bool valid[4], ptrdiff_t at, ptrdiff_t in_row,
+                                   const struct dot_io *io, __m512i out[4]) {
+    const __mmask64 inside = dot_span(-at, in_row - at);  /* lanes reading the row's bytes */
+    __m512i r[4];
+    for (size_t k = 0; k < 4; ++k) {
+        const bool read = valid[k] && inside != 0;  /* else the padding, nothing loaded */
+        r[k] = _mm512_mask_loadu_epi8(io->padding, read ? inside : 0, read ? rows[k] + at : rows[k]);
+    }
+    dot_interleave64(r[0], r[1], r[2], r[3], out);
+    if (io->flips) {
+        for (size_t q = 0; q < 4; ++q) out[q] = _mm512_xor_si512(out[q], io->flip);
+    }
+}
+
 /* Channels dividing 64 with stride 1 along the width: an output row's pixels x channels are one run of bytes, a
  * kernel column's inputs the input row's run shifted by (kw - pad_left) * channels, and the weights and
  * parameters repeat every `channels` lanes, so a block of 64 lanes is 64 / channels pixels (as dwconv_flat) */
-static void dot3x3_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
-                        const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+static inline __attribute__((always_inline)) void dot3x3_flat_units(
+    size_t units, const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+    const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
     const size_t channels = g->channels;
     const ptrdiff_t out_row = (ptrdiff_t)(g->out_w * channels), in_row = (ptrdiff_t)(g->in_w * channels);
     int8_t taps[9 * DOT_WIDE];
@@ -332,20 +348,29 @@ static void dot3x3_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
             rows[k] = valid[k] ? x + (ih0 + k) * (size_t)in_row : x;
         }
         uint8_t *out = y + oh * (size_t)out_row;
+        /* channels a multiple of 4 (units: dwords a pixel): kernel columns 0 and 2 are column 1 moved by that many
+         * accumulators, across a 128-bit lane past the last, so a block interleaves one run (the next block's)
+         * and takes the others from it and its neighbours */
+        __m512i previous[4], current[4], next[4];
+        if (units) {
+            dot_flat_column(rows, valid, -DOT_WIDE + offset[1], in_row, &io, previous);
+            dot_flat_column(rows, valid, offset[1], in_row, &io, current);
+        }
         for (ptrdiff_t f0 = 0; f0 < out_row; f0 += DOT_WIDE) {
             __m512i col[3][4];
-            for (size_t kw = 0; kw < 3; ++kw) {
-                const ptrdiff_t at = f0 + offset[kw];
-                const __mmask64 inside = dot_span(-at, in_row - at);  /* lanes reading the row's bytes */
-                __m512i r[4];
-                for (size_t k = 0; k < 4; ++k) {
-                    const bool read = valid[k] && inside != 0;  /* else the padding, nothing loaded */
-                    r[k] = _mm512_mask_loadu_epi8(io.padding, read ? inside : 0, read ? rows[k] + at : rows[k]);
+            if (units) {
+                dot_flat_column(rows, valid, f0 + DOT_WIDE + offset[1], in_row, &io, next);
+                for (size_t q = 0; q < 4; ++q) {
+                    col[0][q] = q >= units ? current[q - units] : _mm512_alignr_epi32(current[q + 4 - units], previous[q + 4 - units], 12);
+                    col[1][q] = current[q];
+                    col[2][q] = q + units < 4 ? current[q + units] : _mm512_alignr_epi32(next[q + units - 4], current[q + units - 4], 4);
                 }
-                dot_interleave64(r[0], r[1], r[2], r[3], col[kw]);
-                if (io.flips) {
-                    for (size_t q = 0; q < 4; ++q) col[kw][q] = _mm512_xor_si512(col[kw][q], io.flip);
+                for (size_t q = 0; q < 4; ++q) {
+                    previous[q] = current[q];
+                    current[q] = next[q];
                 }
+            } else {
+                for (size_t kw = 0; kw < 3; ++kw) dot_flat_column(rows, valid, f0 + offset[kw], in_row, &io, col[kw]);
             }
             const __mmask64 store = dot_span(0, out_row - f0);
             __m512i acc[4];
@@ -365,6 +390,17 @@ static void dot3x3_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x
             }
         }
         oh += pair ? 2 : 1;
+    }
+}
+
+/* units: channels / 4 where a constant 1, 2 or 4 (the sliding form), else 0 */
+static void dot3x3_flat(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero, uint8_t a_flip,
+                        const int8_t *w, uint8_t *MLCC_RESTRICT y, const struct mlcc_qs8_requant *rq) {
+    switch (g->channels) {
+    case 4: dot3x3_flat_units(1, g, x, x_zero, a_flip, w, y, rq); break;
+    case 8: dot3x3_flat_units(2, g, x, x_zero, a_flip, w, y, rq); break;
+    case 16: dot3x3_flat_units(4, g, x, x_zero, a_flip, w, y, rq); break;
+    default: dot3x3_flat_units(0, g, x, x_zero, a_flip, w, y, rq); break;
     }
 }
 
