@@ -67,7 +67,7 @@ class DeformConv(Op):
         out_plane = g["out_h"] * g["out_w"]
         rows = g["in_channels"] * taps
         suffix = "f" if x.dtype == np.float32 else ""
-        ctx.emit("ops/deform_conv.c.j2", **g, x=ctx.ptr(x), w=ctx.ptr(w), offset=ctx.ptr(offset),
+        ctx.emit("ops/deform_conv.c.j2", **g, x=ctx.ptr(x), w=ctx.ptr(w), offsets=ctx.ptr(offset),
                  bias=ctx.ptr(bias) if bias is not None else None, mask=ctx.ptr(mask) if mask is not None else None,
                  y=ctx.ptr(y), ctype=ctx.c_type(x), taps=taps, out_plane=out_plane, plane=g["in_h"] * g["in_w"],
                  group_rows=w.shape[1] * taps, columns=ctx.scratch(rows * out_plane * x.dtype.itemsize, "columns", x.dtype),
