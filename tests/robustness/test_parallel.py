@@ -1,8 +1,8 @@
 """NAME_run_parallel on the runtime's thread pool (mlcc/threadpool.h): the large steps are cut into tasks,
 and every output is bit-identical for 1, 2 and 3 threads (1 is NAME_run_v) and matches onnxruntime. The
 models route each kernel that splits through a step large enough to split: a direct stem, pointwise,
-Winograd, depthwise, im2col (stride 2) and grouped direct convolutions with fused residuals (one reading a
-channel shuffle through its table of channels), max and average pooling, a GEMV, a tall product and a wide
+Winograd, depthwise, im2col (stride 2), grouped direct and grouped GEMM convolutions with fused residuals
+(one reading a channel shuffle through its table of channels), max and average pooling, a GEMV, a tall product and a wide
 one (its tiles numbered down panels of B), and attention. A ThreadSanitizer build of a C driver on the pool
 fails on any data race."""
 
@@ -70,9 +70,13 @@ def _conv_net() -> onnx.ModelProto:
               helper.make_node("Reshape", ["swapped", "merge"], ["shuffled"], name="merge")]
     x = conv("shuffled", 64, 64, 3, group=64, act=False, name="shuffled_depthwise")
     x = conv(x, 64, 64, 1, group=4, name="shuffled_grouped")
+    nodes.append(helper.make_node("MaxPool", [x], ["halved"], name="halve", kernel_shape=[2, 2], strides=[2, 2]))
+    x = conv("halved", 64, 256, 1, name="widen")
+    x = conv(x, 256, 256, 1, group=2, residual=x, name="wide_grouped")  # grouped GEMM: 18 row tiles x 4 panels
+    x = conv(x, 256, 256, 1, group=16, name="narrow_grouped")  # grouped direct: 12 rows x 16 groups, cut mid-row
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))
     nodes.append(helper.make_node("Flatten", ["pooled"], ["features"], name="flatten"))
-    w = const("fc_w", rng.standard_normal((64, 4072)) * 0.1)
+    w = const("fc_w", rng.standard_normal((256, 4072)) * 0.1)
     nodes.append(helper.make_node("Gemm", ["features", w], ["logits"], name="fc"))  # a GEMV, a part group at its end
     graph = helper.make_graph(nodes, "conv_net", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 96, 96])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4072])], inits)

@@ -45,7 +45,7 @@ struct direct_job {
     size_t y_pitch;
     const struct mlcc_f32_epilogue *epilogue;
     size_t groups, w_group;
-    size_t unit, units;  /* outputs along the axis per unit of the ranges, and the units */
+    size_t unit, units;  /* outputs along the axis per unit of the ranges, and the units: (unit, group) pairs */
 };
 
 /* Pixels per unit when a 1-D geometry's pixels are cut: the kernel computes a row in blocks of up to 8
@@ -55,13 +55,21 @@ struct direct_job {
 
 static void direct_group_range(const struct direct_job *j, size_t group, size_t o0, size_t o1);
 
-/* Each task takes its output rows in every group, one after another: one hand-off per step, and a thread
- * writes whole pixels (a group's channels share cache lines with the next group's). */
+/* The units are (rows or pixels, group) pairs, the groups innermost: a task takes its output rows in every
+ * group, one after another, and a thread writes whole pixels but at its range's two ends (a group's
+ * channels share cache lines with the next group's). One hand-off per step; and an image of 7 rows or 49
+ * pixels in 4 groups is 28 units, 14 a thread, not 7 tasks, 4 against 3. */
 static void direct_range(void *job, size_t begin, size_t end)
 {
     const struct direct_job *j = (const struct direct_job *)job;
-    const size_t o0 = begin * j->unit, o1 = MLCC_MIN(end * j->unit, j->g->out[j->axis]);
-    for (size_t group = 0; group < j->groups; ++group) direct_group_range(j, group, o0, o1);
+    while (begin < end) {
+        const size_t line = begin / j->groups, first = begin % j->groups;
+        const size_t last = MLCC_MIN(j->groups, end - line * j->groups);
+        const size_t lines = first == 0 && last == j->groups ? (end - begin) / j->groups : 1u;
+        const size_t o0 = line * j->unit, o1 = MLCC_MIN((line + lines) * j->unit, j->g->out[j->axis]);
+        for (size_t group = first; group < last; ++group) direct_group_range(j, group, o0, o1);
+        begin = (line + lines - 1u) * j->groups + last;
+    }
 }
 
 static void direct_group_range(const struct direct_job *j, size_t group, size_t o0, size_t o1)
@@ -93,7 +101,7 @@ void mlcc_f32_conv_direct_nhwc_parallel(const mlcc_parallel *parallel, mlcc_f32_
                                         size_t groups, size_t w_group, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t axis = g->out[1] > 1 ? 1u : 2u, unit = axis == 2u ? DIRECT_PIXEL_UNIT : 1u;
-    const size_t units = (g->out[axis] + unit - 1u) / unit;
+    const size_t units = (g->out[axis] + unit - 1u) / unit * groups;
     const float work = (float)(g->out[0] * g->out[1] * g->out[2]) * (float)(groups * out_channels)
                         * (float)(g->kernel[0] * g->kernel[1] * g->kernel[2] * channels);
     const size_t tasks = g->out[0] == 1 ? mlcc_parallel_tasks(parallel, units, work) : 1u;

@@ -112,11 +112,12 @@ void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups,
                                    const struct mlcc_f32_gemm_config *config, size_t m, size_t n, size_t k,
                                    MLCC_F32_GEMM_OPERANDS)
 {
-    const size_t mr = config->mr, row_tiles = (m + mr - 1) / mr;
-    const size_t tasks = mlcc_parallel_tasks(parallel, row_tiles, (float)groups * (float)m * (float)n * (float)k);
+    /* tiles along rows, each task's in every group: ShuffleNet's 49x136 groups are 35 tiles, not 7 row tiles */
+    const size_t mr = config->mr, row_tiles = (m + mr - 1) / mr, panels = (n + config->nr - 1) / config->nr;
+    const size_t tasks = mlcc_parallel_tasks(parallel, row_tiles * panels,
+                                             (float)groups * (float)m * (float)n * (float)k);
     struct gemm_groups_job job = {{config, m, n, k, a, a_rs, a_cs, packed_b, c, ldc, alpha, bias, bias_rs, bias_cs,
-                                   beta, epilogue, 0, row_tiles, (n + config->nr - 1) / config->nr, 0,
-                                   row_tiles * ((n + config->nr - 1) / config->nr)},
+                                   beta, epilogue, 0, row_tiles, panels, 0, row_tiles * panels},
                                   groups, a_group, b_group, c_group, bias_group, residual_group};
     if (tasks < 2 || k == 0 || m * 2 <= mr) {  /* whole products (a short one splits its own columns) */
         for (size_t group = 0; group < groups; ++group) {
@@ -133,6 +134,5 @@ void mlcc_f32_gemm_groups_parallel(const mlcc_parallel *parallel, size_t groups,
         }
         return;
     }
-    /* ranges of tiles along rows, each task's in every group */
-    mlcc_parallel_ranges(parallel, MLCC_MIN(tasks, job.product.units), job.product.units, gemm_groups_range, &job);
+    mlcc_parallel_ranges(parallel, tasks, job.product.units, gemm_groups_range, &job);
 }
