@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from ._gemm import packed_constant, packed_size
 
 ALGORITHM = "direct"  # the Conv attr a tuning file's choice sets (passes/choose_winograd)
 MAX_CHANNELS = 4  # input channels up to which the direct kernel beats im2col + f32-gemm (one group)
 MAX_VECTORS = 4  # vectors of output channels per panel the kernel blocks (mlcc_f32_conv_direct_nhwc__<isa>)
-MAX_CHANNEL_RUNS = 64  # runs of consecutive channels a table may hold (MLCC_F32_CONV_DIRECT_MAX_RUNS)
 
 
 def applies(target, groups: int, group_in: int, group_out: int, taps: int) -> bool:
@@ -62,9 +59,3 @@ def lower(node, ctx, b, values: dict) -> None:
              w_group=packed_size(k, group_out, nr),
              y_image_pitch=values["pixels"] * values["y_pitch"], **{key: v for key, v in values.items() if key != "w"})
 
-
-def channel_runs(stored) -> int:
-    """The most runs of consecutive channels a group reads (each row of `stored`: its channels' offsets, in
-    the order read)."""
-    stored = np.asarray(stored)
-    return int(max(1 + np.count_nonzero(np.diff(row) != 1) for row in stored))

@@ -152,9 +152,7 @@ class Conv(Op):
             return ABSORB
         taps = int(np.prod(w.shape[2:]))
         direct = node.attrs.get("algorithm") in (None, _conv_direct.ALGORITHM)
-        runs = _conv_direct.channel_runs(np.sort(np.asarray(order).reshape(groups, group_in), axis=1))
-        if (is_channels_last(node) and direct and _conv_direct.applies(target, groups, group_in, group_out, taps)
-                and runs <= _conv_direct.MAX_CHANNEL_RUNS):
+        if is_channels_last(node) and direct and _conv_direct.applies(target, groups, group_in, group_out, taps):
             return ABSORB
         return None
 

@@ -88,34 +88,12 @@ void mlcc_f32_conv_direct_nhwc__reference(const struct mlcc_f32_conv_geometry *g
  * by 4 pixels needed all 16, and clang shuffled and spilled accumulators at every step of k. */
 #define BLOCK_PIXELS(nv) MLCC_MIN(MAX_PIXELS, (MLCC_F32V_REGISTERS - (nv) - 2u) / (nv))
 #define ACCUMULATORS (MAX_PIXELS * MAX_VECTORS)
-#define MAX_RUNS MLCC_F32_CONV_DIRECT_MAX_RUNS
-
-/* Consecutive channels c .. c + length, at x + at on: a table's channels as the direct reads take them. */
-struct channel_run {
-    ptrdiff_t at;
-    size_t length;
-};
-
-/* The runs of `channels` offsets into `run` (MAX_RUNS at most: the caller's promise); returns how many. */
-static size_t channel_runs(const int32_t *x_channels, size_t channels, struct channel_run *run)
-{
-    size_t n = 0;
-    for (size_t c = 0; c < channels; ++n) {
-        size_t length = 1;
-        while (c + length < channels && x_channels[c + length] == x_channels[c] + (int32_t)length) ++length;
-        if (n < MAX_RUNS) run[n] = (struct channel_run){x_channels[c], length};
-        c += length;
-    }
-    return n;
-}
 
 /* What every block of one output row shares. */
 struct row {
     const struct mlcc_f32_conv_geometry *g;
     size_t channels, x_pixel_stride, out_channels, nr, k;
     const int32_t *x_channels;      /* where each channel lies from x, or NULL: consecutive */
-    size_t runs;                    /* with x_channels: its runs of consecutive channels */
-    const struct channel_run *run;
     const float *x;                 /* the image (this group's first channel) */
     size_t d_lo, d_hi, h_lo, h_hi;  /* taps inside the input along d and h */
     size_t id0, ih0;                /* input index + pad of tap 0 along d and h */
@@ -167,15 +145,18 @@ static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struc
     for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_activate(act, part[i]);
 }
 
-/* acc[pixel i][vector j] += x[i * pixel_step + t] * w[t * nr + j * LANES] for t < n. */
-static FORCE_INLINE void accumulate(size_t pb, size_t nv, mlcc_f32v *acc, const float *x, size_t pixel_step,
-                                    const float *w, size_t nr, size_t n)
+/* acc[pixel i][vector j] += x[i * pixel_step + at[t]] * w[t * nr + j * LANES] for t < n: one loop over the
+ * table, one offset read per channel, whatever the permutation (a loop per run of consecutive channels took
+ * 1.4x the time on runs of one channel, and capped the runs a table could hold). */
+static FORCE_INLINE void accumulate_indexed(size_t pb, size_t nv, mlcc_f32v *acc, const float *x, size_t pixel_step,
+                                            const int32_t *at, const float *w, size_t nr, size_t n)
 {
     for (size_t t = 0; t < n; ++t) {
         mlcc_f32v wv[MAX_VECTORS];
+        const float *xt = x + at[t];
         for (size_t j = 0; j < nv; ++j) wv[j] = mlcc_f32v_load(w + t * nr + j * LANES);
         for (size_t i = 0; i < pb; ++i) {
-            const mlcc_f32v a = mlcc_f32v_splat(x[i * pixel_step + t]);
+            const mlcc_f32v a = mlcc_f32v_splat(xt[i * pixel_step]);
             for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = mlcc_f32v_fma(acc[i * nv + j], a, wv[j]);
         }
     }
@@ -194,7 +175,7 @@ static FORCE_INLINE void block(size_t pb, size_t nv, int indexed, const struct r
     for (size_t i = 0; i < pb; ++i)
         for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = bp == NULL ? mlcc_f32v_zero() : mlcc_f32v_load(bp + j * LANES);
     /* the taps along w as runs of contiguous floats: one run of every tap's channels when the pixels hold
-     * just this group's channels and the taps are adjacent; each tap's channels in the table's runs when the
+     * just this group's channels and the taps are adjacent; each tap's channels through the table when the
      * channels are permuted */
     const int one_run = !indexed && g->dilation[2] == 1 && xs == c_n;
     const size_t runs = one_run ? 1 : kw_hi - kw_lo, run_length = one_run ? (kw_hi - kw_lo) * c_n : c_n;
@@ -208,9 +189,7 @@ static FORCE_INLINE void block(size_t pb, size_t nv, int indexed, const struct r
             const float *wr = wp + ((kd * g->kernel[1] + kh) * g->kernel[2] + kw_lo) * c_n * nr;
             for (size_t run = 0; run < runs; ++run, xr += tap_step, wr += run_length * nr) {
                 if (indexed) {
-                    const float *wq = wr;
-                    for (size_t q = 0; q < r->runs; wq += r->run[q].length * nr, ++q)
-                        accumulate(pb, nv, acc, xr + r->run[q].at, pixel_step, wq, nr, r->run[q].length);
+                    accumulate_indexed(pb, nv, acc, xr, pixel_step, r->x_channels, wr, nr, c_n);
                     continue;
                 }
                 for (size_t t = 0; t < run_length; ++t) {
@@ -384,8 +363,7 @@ static NO_INLINE void pairs_image(const struct mlcc_f32_conv_geometry *g, size_t
                                   float *MLCC_RESTRICT y, const struct mlcc_f32_epilogue *epilogue)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
-    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, NULL, 0, NULL, x, 0, 0, 0, 0, 0, 0, y,
-                    out_channels, 0};
+    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, NULL, x, 0, 0, 0, 0, 0, 0, y, out_channels, 0};
     struct pairs q;
     pairs_prepare(&q, k, out_channels, nr, w, bias);
     float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the bias, zero past out_channels */
@@ -415,9 +393,7 @@ static FORCE_INLINE void row_panels(size_t nv, int indexed, const struct row *r,
 static FORCE_INLINE void panels(size_t nv, int indexed, MLCC_F32_CONV_DIRECT_NHWC_PARAMS)
 {
     const size_t k = g->kernel[0] * g->kernel[1] * g->kernel[2] * channels;
-    struct channel_run run[MAX_RUNS];
-    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x_channels, 0, run, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
-    if (x_channels != NULL) r.runs = channel_runs(x_channels, channels, run);
+    struct row r = {g, channels, x_pixel_stride, out_channels, nr, k, x_channels, x, 0, 0, 0, 0, 0, 0, y, y_pitch, 0};
     float bias_tail[MLCC_F32_CONV_MAX_NR] = {0.0f};  /* the last panel's bias, zero past out_channels */
     if (bias != NULL && out_channels % nr != 0)
         for (size_t o = out_channels / nr * nr; o < out_channels; ++o) bias_tail[o % nr] = bias[o];

@@ -84,9 +84,7 @@ void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v)(MLCC_F32_CONV_DIRECT_NHWC_PARAM
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_4v)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
-/* The same reading the channels through x_channels (not NULL), whose offsets form at most
- * MLCC_F32_CONV_DIRECT_MAX_RUNS runs of consecutive ones (a channel shuffle of g groups: g or g + 1). */
-#define MLCC_F32_CONV_DIRECT_MAX_RUNS 64u
+/* The same reading channel c at x + x_channels[c] (not NULL: any offsets, e.g. a channel shuffle's). */
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_1v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_2v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
 void MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc_3v_permuted)(MLCC_F32_CONV_DIRECT_NHWC_PARAMS);
