@@ -70,35 +70,6 @@ static void max_and_sum(size_t n, size_t inner, const float *MLCC_RESTRICT x, fl
     }
 }
 
-void mlcc_f32_softmax_strided__reference(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                                         float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
-{
-    float *MLCC_RESTRICT m = work;
-    float *MLCC_RESTRICT scale = work + inner;
-    if (n == 0) return;
-    for (size_t o = 0; o < outer; ++o, x += n * inner, y += n * inner) {
-        max_and_sum(n, inner, x, y, m, scale);
-        for (size_t i = 0; i < inner; ++i) scale[i] = 1.0f / scale[i];
-        for (size_t j = 0; j < n; ++j) {
-            float *MLCC_RESTRICT yj = y + j * inner;
-            for (size_t i = 0; i < inner; ++i) yj[i] *= scale[i];
-        }
-    }
-}
-
-void mlcc_f32_logsoftmax_strided__reference(size_t outer, size_t n, size_t inner, const float *MLCC_RESTRICT x,
-                                            float *MLCC_RESTRICT y, float *MLCC_RESTRICT work)
-{
-    float *MLCC_RESTRICT m = work;
-    float *MLCC_RESTRICT shift = work + inner;
-    if (n == 0) return;
-    for (size_t o = 0; o < outer; ++o, x += n * inner, y += n * inner) {
-        max_and_sum(n, inner, x, NULL, m, shift);
-        for (size_t i = 0; i < inner; ++i) shift[i] = m[i] + logf(shift[i]);
-        for (size_t j = 0; j < n; ++j) {
-            const float *MLCC_RESTRICT xj = x + j * inner;
-            float *MLCC_RESTRICT yj = y + j * inner;
-            for (size_t i = 0; i < inner; ++i) yj[i] = xj[i] - shift[i];
-        }
-    }
-}
+#define SOFTMAX_STRIDED mlcc_f32_softmax_strided__reference
+#define LOGSOFTMAX_STRIDED mlcc_f32_logsoftmax_strided__reference
+#include "strided.h"
