@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,13 +19,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from mlcc import runners
-from mlcc.errors import RunError
 from mlcc.pipeline import BuildOptions, build
 from mlcc.verify import compare, reference_outputs
 from tests.golden import rand
 from tests.passes.test_recognise_attention import bert_heads, constants
 from tests.passes.util import make
 from tests.robustness.harness import STRICT, compile_c, run, system_gcc
+from tests.web_runners import needs_chromium, needs_node
 
 THREADS = (2, 3)
 
@@ -231,7 +230,6 @@ def test_no_data_race_on_the_pool(tmp_path):
 WASM_THREADS = (1, 2, 4)
 WASM_DRIVER = Path(__file__).with_name("wasm_threads.mjs")
 PAGE_FOLDER = Path(runners.__file__).with_name("web")  # the chromium runner's blank page
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -282,15 +280,12 @@ def test_wasm_threads_give_the_same_bits_in_node(name, wasm_threads_builds):
 
 
 @needs_node
+@needs_chromium
 def test_wasm_threads_in_chromium(wasm_threads_builds):
     """A cross-origin isolated page (COOP/COEP headers) runs the pool of Web Workers; the same page served
     without them falls back to one thread; both give the bits of node's one-thread run."""
-    from mlcc.runners.devtools import Browser, Page, StaticServer, find_chromium
+    from mlcc.runners.devtools import Browser, Page, StaticServer
 
-    try:
-        find_chromium()
-    except RunError:
-        pytest.skip("Chromium is not installed (scripts/test.sh installs it)")
     out_dir, folder, model, feeds = wasm_threads_builds("conv_net")
     if not (folder / "output0-t1-0.bin").exists():
         subprocess.run(["node", str(WASM_DRIVER), str(out_dir / "conv_net.mjs"), str(folder), "1"], check=True,
