@@ -148,9 +148,9 @@ static int transformer_block_steps(const void *const *inputs, void *const *outpu
             .block_rows = 8u,
         };
         mlcc_f32_attention_parallel__wasmsimd(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_4x8__wasmsimd, 1024u, 64u, 512u), &params,
-                           t_q, t_k, t_v,
-                           NULL, NULL,
-                           t_ctx, t_MatMul_8_attention);
+            t_q, t_k, t_v,
+            NULL, NULL,
+            t_ctx, t_MatMul_8_attention);
     }
     MLCC_PROFILE_END(4);
 

@@ -148,9 +148,9 @@ static int transformer_block_steps(const void *const *inputs, void *const *outpu
             .block_rows = 6u,
         };
         mlcc_f32_attention_parallel__avx2(parallel, &MLCC_F32_GEMM_BLOCKED(mlcc_f32_gemm_config_6x16__avx2, 1024u, 126u, 1024u), &params,
-                           t_q, t_k, t_v,
-                           NULL, NULL,
-                           t_ctx, t_MatMul_8_attention);
+            t_q, t_k, t_v,
+            NULL, NULL,
+            t_ctx, t_MatMul_8_attention);
     }
     MLCC_PROFILE_END(4);
 
