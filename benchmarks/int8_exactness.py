@@ -177,7 +177,9 @@ def _real(entry: dict | None) -> dict | None:
 
 
 def table(results: dict) -> str:
-    targets = [t for t in TARGETS if any(t in r["targets"] for r in results["rows"])]
+    # every target run, in TARGETS' order, then any other target named on the command line
+    ran = list(dict.fromkeys(t for r in results["rows"] for t in r["targets"]))
+    targets = sorted(ran, key=lambda t: TARGETS.index(t) if t in TARGETS else len(TARGETS))
     lines = [f"# int8 exactness on every target (CPU {results['cpu']}, host target {results['host_target']})", "",
              f"Each suite model quantized as `python -m benchmarks` does, run on {results['inputs']} seeded random "
              "inputs per target. `python -m benchmarks.int8_exactness`.", "",
