@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cexpr import is_variable
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register, run_onnx_reference
@@ -28,8 +29,9 @@ class DynamicQuantizeLinear(Op):
         y, scale, zero = node.outputs
         if x.dtype != np.float32:
             raise UnsupportedError(f"DynamicQuantizeLinear of {x.type_str()} (float32 only)", node.where())
-        ctx.emit("ops/dynamic_quantize_linear.c.j2", count=x.size, x=ctx.ptr(x), y=ctx.ptr(y),
-                 scale=ctx.ptr(scale), zero=ctx.ptr(zero))
+        count = x.size
+        ctx.emit("ops/dynamic_quantize_linear.c.j2", count=count, x=ctx.ptr(x), y=ctx.ptr(y),
+                 scale=ctx.ptr(scale), zero=ctx.ptr(zero), tail=is_variable(count) or count % 16 != 0)
 
     def flops(self, node: Node) -> int:
         return 4 * node.inputs[0].size
