@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cnames
+from .. import cnames, kernels
 from ..errors import UnsupportedError
 from ..ir import Node
 from . import Op, register
 from ._quant import OUTPUT_PERM, PerTensorChannelsLast, broadcast_param, param_regions, quant_axis, quant_range
 
+PLANES_KERNEL = "mlcc_qs8_quantize_planes"  # runtime_c/kernels/qs8-quantize
 FLOAT_EXACT = 2**24  # integers up to this magnitude are exact in float: clamp in float, else in double
 
 
@@ -45,12 +46,30 @@ class QuantizeLinear(PerTensorChannelsLast, Op):
     def write_transposed(self, node: Node, perm: list[int]) -> None:
         node.attrs[OUTPUT_PERM] = [int(p) for p in perm]
 
+    def _quantizes_planes(self, node: Node, ctx) -> bool:
+        """An RGB image's float planes written channels-last in 8 bits, on a target with an ISA form of the
+        kernel (elsewhere the compiler vectorises the loop nest as well as the reference would)."""
+        x, y = node.inputs[0], node.outputs[0]
+        return (node.attrs.get(OUTPUT_PERM) == [0, 2, 3, 1] and x.dtype == np.float32
+                and all(isinstance(d, int) for d in x.shape) and x.shape[1] == 3
+                and y.dtype in (np.uint8, np.int8) and kernels.kernel(ctx.target, PLANES_KERNEL).where == "isa")
+
     def lower(self, node: Node, ctx) -> None:
         x, scale, zero = node.inputs[0], node.inputs[1], node.input(2)
         y = node.outputs[0]
         if x.dtype not in (np.float32, np.int32) or scale.dtype != np.float32:
             raise UnsupportedError(f"QuantizeLinear of {x.type_str()} by {scale.type_str()} (float32 scales)", node.where())
         lo, hi = quant_range(y.dtype, node)
+        if self._quantizes_planes(node, ctx):
+            image = x.shape[1] * x.shape[2] * x.shape[3]
+            bytes_of_y = ctx.ptr(y) if y.dtype == np.uint8 else f"(uint8_t *){ctx.ptr(y)}"
+            images = [(ctx.ptr(x) + (f" + {n * image}" if n else ""), bytes_of_y + (f" + {n * image}" if n else ""))
+                      for n in range(x.shape[0])]
+            ctx.emit("ops/quantize_planes.c.j2", kernel=ctx.kernel(PLANES_KERNEL), images=images, planes=x.shape[1],
+                     pixels=x.shape[2] * x.shape[3], scale=ctx.ptr(scale),
+                     zero=f"(float){ctx.ptr(zero)}[0]" if zero is not None else "0.0f",
+                     lo=cnames.float_literal(lo), hi=cnames.float_literal(hi))
+            return
         rounded = "rintf(x / s)" if x.dtype == np.float32 else "rintf((float)x / s)"
         if max(-lo, hi) < FLOAT_EXACT:
             # clamped by comparisons (NaN to lo, as fmaxf) and converted through int32: both vectorise to single
