@@ -266,9 +266,9 @@ int main(void) {
 
     /* mlcc_qs8_conv_nhwc_rows (each igemm form) against mlcc_qs8_conv_nchw: 1 or 3 channels, each kernel row one
      * run; kernel h w, stride h w, pad top left, dilation h: an image's 3x3 stride 2, 3x3 same, a 5x4 stride 2
-     * (DS-CNN's 10x4 stem, smaller), rows dilated, a 2x5 without padding on top */
+     * (DS-CNN's 10x4 stem, smaller), rows dilated (4 and 3 of them), a 2x5 without padding on top */
     static const size_t row_shapes[][7] = {{3, 3, 2, 2, 1, 1, 1}, {3, 3, 1, 1, 1, 1, 1}, {5, 4, 2, 2, 2, 1, 1},
-                                           {4, 3, 1, 2, 1, 1, 2}, {2, 5, 1, 1, 0, 2, 1}};
+                                           {4, 3, 1, 2, 1, 1, 2}, {3, 3, 2, 1, 1, 1, 2}, {2, 5, 1, 1, 0, 2, 1}};
     for (size_t v = 0; v < sizeof igemms / sizeof igemms[0]; ++v)
     for (size_t s = 0; s < sizeof row_shapes / sizeof row_shapes[0]; ++s) {
         for (size_t ci = 0; ci < 2; ++ci) {

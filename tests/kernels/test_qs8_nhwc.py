@@ -17,7 +17,7 @@ GEMM_CASES = 3 * 6 * 5 * 7 * 2 + 2  # and two deep products
 DWCONV_CASES = 3 * 5 * 7 * 2
 IGEMM_CASES = 3 * 6 * 4 * 4 * 2
 CONV_CASES = 6 * 2  # per driver form: the gathering one, then the indirect one per igemm form
-ROWS_CASES = 5 * 2 * 2  # the kernel-row driver per igemm form
+ROWS_CASES = 6 * 2 * 2  # the kernel-row driver per igemm form
 
 
 @pytest.mark.parametrize("target_name,gemms,igemms,dwconvs", [

@@ -253,16 +253,37 @@ void mlcc_qs8_conv_nhwc_rows(const struct mlcc_qs8_conv_geometry *g, const uint8
             const size_t ih0 = oh * g->stride_h - g->pad_top;  /* above x wraps around to a huge size_t */
             const size_t in_lo = MLCC_MIN(MLCC_MAX(ow, lo), end), in_hi = MLCC_MAX(MLCC_MIN(end, hi), in_lo);
             const uint8_t **row = pointers + r * kh_count;
-            for (size_t kh = 0; kh < kh_count; ++kh) {
-                const size_t ih = ih0 + kh * g->dilation_h;
-                const bool inside = ih < g->in_h;
-                const uint8_t *strip = inside ? strips + ih * borders * run : NULL;
-                size_t o = ow;
-                for (; o < in_lo; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + o * run : padding;
-                const uint8_t *p = inside ? x + (ih * row_bytes + in_lo * step - g->pad_left * channels) : padding;
-                const size_t advance = inside ? step : 0;
-                for (; o < in_hi; ++o, p += advance) row[(o - ow) * kh_count + kh] = p;
-                for (; o < end; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + (lo + o - hi) * run : padding;
+            if (kh_count == 3 && ih0 < g->in_h && ih0 + 2 * g->dilation_h < g->in_h) {
+                /* three kernel rows inside x (a 3x3 stem's output rows but the edges): the middle's pointers
+                 * written in order, three a pixel */
+                const size_t step_h = g->dilation_h * row_bytes, strip_h = g->dilation_h * borders * run;
+                for (size_t o = ow; o < in_lo; ++o) {
+                    const uint8_t *strip = strips + (ih0 * borders + o) * run;
+                    for (size_t kh = 0; kh < 3; ++kh) row[(o - ow) * 3 + kh] = strip + kh * strip_h;
+                }
+                const uint8_t *p = x + (ih0 * row_bytes + in_lo * step - g->pad_left * channels);
+                const uint8_t **at = row + (in_lo - ow) * 3;
+                for (size_t i = 0, middle = in_hi - in_lo; i < middle; ++i) {
+                    at[3 * i] = p + i * step;
+                    at[3 * i + 1] = p + i * step + step_h;
+                    at[3 * i + 2] = p + i * step + 2 * step_h;
+                }
+                for (size_t o = in_hi; o < end; ++o) {
+                    const uint8_t *strip = strips + (ih0 * borders + lo + o - hi) * run;
+                    for (size_t kh = 0; kh < 3; ++kh) row[(o - ow) * 3 + kh] = strip + kh * strip_h;
+                }
+            } else {
+                for (size_t kh = 0; kh < kh_count; ++kh) {
+                    const size_t ih = ih0 + kh * g->dilation_h;
+                    const bool inside = ih < g->in_h;
+                    const uint8_t *strip = inside ? strips + ih * borders * run : NULL;
+                    size_t o = ow;
+                    for (; o < in_lo; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + o * run : padding;
+                    const uint8_t *p = inside ? x + (ih * row_bytes + in_lo * step - g->pad_left * channels) : padding;
+                    const size_t advance = inside ? step : 0;
+                    for (; o < in_hi; ++o, p += advance) row[(o - ow) * kh_count + kh] = p;
+                    for (; o < end; ++o) row[(o - ow) * kh_count + kh] = inside ? strip + (lo + o - hi) * run : padding;
+                }
             }
             r += end - ow;
             ow = end;
