@@ -4,7 +4,7 @@
  * row-major with a padded row stride and transposed (column stride != 1), a padded ldc; every bias form, every residual form (full, broadcast
  * rows, per row, strided) and every activation. Twice: with the variant's blocking, and with a tiny one
  * (kc 16, mc two tiles, nc two panels) so that every block loop of the driver turns on small shapes. Then
- * columns of B alike must give columns of C alike, bit for bit. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
+ * columns of B alike must give columns of C alike, bit for bit, and B packed from its transpose as from itself. Prints one line per failing case and a summary; exits 1 on any failure. Built and run by
  * test_gemm_variants.py on each ISA (natively, under qemu-user, in wasmtime). */
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +121,28 @@ static void check_equal_columns(const struct mlcc_f32_gemm_config *cfg)
         }
 }
 
+/* B packed from its transpose (columns contiguous over k, b_rs 1: attention's K^T) gives the panels of B
+ * packed row by row, bit for bit: k past each step of 4 of SIMD128's transposes, n with a short panel. */
+static void check_pack_transposed(const struct mlcc_f32_gemm_config *cfg)
+{
+    static float transposed[B_ELEMS], want[B_ELEMS + 64u * 1100u];
+    const size_t nr = cfg->nr, ks[] = {1, 3, 4, 7, 67}, ns[] = {nr - 1, nr, 3 * nr + 2};
+    for (size_t ik = 0; ik < sizeof ks / sizeof ks[0]; ++ik)
+        for (size_t in = 0; in < sizeof ns / sizeof ns[0]; ++in) {
+            const size_t k = ks[ik], n = ns[in], ld = k + 1, floats = (n + nr - 1) / nr * nr * k;
+            ++cases;
+            fill(b_buf, k * n);
+            for (size_t p = 0; p < k; ++p)
+                for (size_t j = 0; j < n; ++j) transposed[j * ld + p] = b_buf[p * n + j];
+            mlcc_f32_gemm_pack_b(k, n, b_buf, n, 1, nr, want);
+            mlcc_f32_gemm_pack_b(k, n, transposed, 1, ld, nr, packed);
+            if (memcmp(packed, want, floats * sizeof(float)) != 0) {
+                if (failures < 20) printf("FAIL pack_b of B transposed k=%zu n=%zu\n", k, n);
+                ++failures;
+            }
+        }
+}
+
 static void check_all(const struct mlcc_f32_gemm_config *cfg)
 {
     const size_t mr = cfg->mr, nr = cfg->nr, kc = cfg->kc;
@@ -150,6 +172,7 @@ int main(void)
     check_all(cfg);
     check_all(&MLCC_F32_GEMM_BLOCKED(VARIANT, 16u, 2u * cfg->mr, 2u * cfg->nr));
     check_equal_columns(cfg);
+    check_pack_transposed(cfg);
     printf("%s: %d cases, %d failures\n", NAME(VARIANT), cases, failures);
     return failures != 0;
 }

@@ -244,11 +244,42 @@ void mlcc_f32_gemm_part(const struct mlcc_f32_gemm_config *config, size_t m, siz
     }
 }
 
+#if defined(__wasm_simd128__)
+/* Eight columns of B, each contiguous over k (b_rs 1: a transposed B, as attention's K^T per head), into an
+ * 8-wide micro-panel by 4x4 transposes: four steps of k of four columns a time, 4 loads, 8 lane shuffles and
+ * 4 stores, where the copy below moves one float at a time from eight rows. */
+static void pack_columns8(size_t k, const float *b, size_t b_cs, float *MLCC_RESTRICT dst)
+{
+    size_t p = 0;
+    for (; p + 4 <= k; p += 4)
+        for (size_t h = 0; h < 8; h += 4) {
+            const float *bh = b + h * b_cs + p;
+            const v128_t r0 = wasm_v128_load(bh), r1 = wasm_v128_load(bh + b_cs);
+            const v128_t r2 = wasm_v128_load(bh + 2 * b_cs), r3 = wasm_v128_load(bh + 3 * b_cs);
+            const v128_t lo01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), lo23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+            const v128_t hi01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), hi23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+            float *d = dst + p * 8 + h;
+            wasm_v128_store(d, wasm_i32x4_shuffle(lo01, lo23, 0, 1, 4, 5));
+            wasm_v128_store(d + 8, wasm_i32x4_shuffle(lo01, lo23, 2, 3, 6, 7));
+            wasm_v128_store(d + 16, wasm_i32x4_shuffle(hi01, hi23, 0, 1, 4, 5));
+            wasm_v128_store(d + 24, wasm_i32x4_shuffle(hi01, hi23, 2, 3, 6, 7));
+        }
+    for (; p < k; ++p)
+        for (size_t j = 0; j < 8; ++j) dst[p * 8 + j] = b[j * b_cs + p];
+}
+#endif
+
 void mlcc_f32_gemm_pack_b(size_t k, size_t n, const float *b, size_t b_rs, size_t b_cs, size_t nr,
                           float *MLCC_RESTRICT packed)
 {
     for (size_t j0 = 0; j0 < n; j0 += nr) {
         const size_t nb = MLCC_MIN(nr, n - j0);
+#if defined(__wasm_simd128__)
+        if (b_rs == 1 && nr == 8 && nb == 8) {
+            pack_columns8(k, b + j0 * b_cs, b_cs, packed + (j0 / nr) * k * nr);
+            continue;
+        }
+#endif
         for (size_t p = 0; p < k; ++p) {
             const float *bp = b + p * b_rs + j0 * b_cs;
             float *MLCC_RESTRICT dst = packed + (j0 / nr) * k * nr + p * nr;
