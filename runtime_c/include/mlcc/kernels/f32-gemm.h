@@ -98,6 +98,16 @@ extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_4x8__neon;
 extern const struct mlcc_f32_gemm_config mlcc_f32_gemm_config_6x16__rvv;
 
+/* The tile the driver calls directly when a config holds it, the others through the pointer: SIMD128's 4x8,
+ * every wasm32 product's but the narrowest (a call_indirect checks the table's bounds and the entry's
+ * signature, and in wasmtime its lazy initialisation, on each of BERT's ~500 ns tiles). */
+#if defined(__wasm_simd128__)
+#define MLCC_F32_GEMM_DIRECT_TILE mlcc_f32_gemm_ukernel_4x8__wasmsimd
+void MLCC_F32_GEMM_DIRECT_TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+                               const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init,
+                               float alpha, const struct mlcc_f32_epilogue *e, const float *residual);
+#endif
+
 /* A variant's kernels with other cache blocking, as a compound literal (inside a function): what generated
  * code passes, the blocking computed from the target's caches. */
 #define MLCC_F32_GEMM_BLOCKED(variant, kc, mc, nc) \
