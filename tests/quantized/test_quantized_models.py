@@ -55,8 +55,10 @@ def test_quantized_model(name, form, opset, target, tmp_path):
     # against onnxruntime, a rounding tie decided the other way moves an element one step, and a step early in a
     # deep net can move more of the few outputs of a classifier; the feature map of convolutions alone is nearly
     # all exact (mobile's last AveragePool meets exact ties of sum / 4, which onnxruntime's float32 sums put on
-    # either side of .5; its dynamic forms end in float Sigmoid / Mul / AveragePool arithmetic)
-    least = {"features": 0.99, "mobile": 0.5 if form.startswith("dynamic") else 0.9}.get(name, 0.5)
+    # either side of .5; its dynamic forms end in float Sigmoid / Mul / AveragePool arithmetic, and run its
+    # BatchNormalization in float as one scale and shift where onnxruntime computes (x - mean) / sqrt(var + eps)
+    # * gamma + beta: a last-bit difference on most elements, max 1.2e-7 against the 1e-4 bound checked above)
+    least = {"features": 0.99, "mobile": 0.25 if form.startswith("dynamic") else 0.9}.get(name, 0.5)
     for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"
 
@@ -100,8 +102,9 @@ def test_quantized_model_on_each_isa(target_name, name, tmp_path):
     assert any(re.search(rf"\b{k}\b", code) for k in kernels), f"none of {kernels} called"
     rows = compare(model, got, reference(model, inputs))
     # (mobile's last AveragePool meets ties of sum / 4, which the float reference decides either way; its
-    # dynamic forms end in float Sigmoid / Mul / AveragePool arithmetic, equal to the bit less often)
-    least = {"features": 0.99, "mobile": 0.5 if form.startswith("dynamic") else 0.9}.get(name, 0.5)
+    # dynamic forms end in float BatchNormalization / Sigmoid / Mul / AveragePool arithmetic, equal to the bit
+    # less often)
+    least = {"features": 0.99, "mobile": 0.25 if form.startswith("dynamic") else 0.9}.get(name, 0.5)
     for output, _steps, exact in rows:
         assert exact >= least, f"{output}: only {exact:.1%} of elements bit-exact"
 
