@@ -239,6 +239,19 @@ static inline __attribute__((always_inline)) void dot_setup(size_t accumulators,
     }
 }
 
+/* The four input rows under output row oh (rows[k], valid[k]: inside the image; the fourth only where two
+ * output rows are computed at once, stride 1 along the height); returns whether they are (oh and oh + 1) */
+static inline bool dot_rows(const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, size_t oh,
+                            const uint8_t *rows[4], bool valid[4]) {
+    const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
+    const size_t ih0 = oh * g->stride_h - g->pad_top;  /* wraps around above the image */
+    for (size_t k = 0; k < 4; ++k) {
+        valid[k] = ih0 + k < g->in_h && (k < 3 || pair);
+        rows[k] = valid[k] ? x + (ih0 + k) * g->in_w * g->channels : x;
+    }
+    return pair;
+}
+
 /* One block of channels (Q accumulators of 16, `count` channels from c) over the whole image, stride_w sw */
 static inline __attribute__((always_inline)) void dot3x3_block(
     size_t accumulators, size_t sw, const struct mlcc_qs8_conv_geometry *g, const uint8_t *x, uint8_t x_zero,
@@ -250,14 +263,9 @@ static inline __attribute__((always_inline)) void dot3x3_block(
     dot_setup(Q, w, channels, rq->bias, rq->multiplier, rq->shift, rq->y_zero, &io, &b);
     const size_t iw0 = (size_t)0 - g->pad_left;  /* the first window's first column, wrapping */
     for (size_t oh = 0; oh < g->out_h;) {
-        const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
-        const size_t ih0 = oh * g->stride_h - g->pad_top;  /* wraps around above the image */
         const uint8_t *rows[4];
         bool valid[4];
-        for (size_t k = 0; k < 4; ++k) {
-            valid[k] = ih0 + k < g->in_h && (k < 3 || pair);
-            rows[k] = valid[k] ? x + (ih0 + k) * g->in_w * channels : x;
-        }
+        const bool pair = dot_rows(g, x, oh, rows, valid);
         uint8_t *out = y + oh * g->out_w * channels + c;
         __m512i col[3][4];
         dot_column(Q, rows, valid, iw0, g->in_w, channels, &io, col[0]);
@@ -339,14 +347,9 @@ static inline __attribute__((always_inline)) void dot3x3_flat_units(
     ptrdiff_t offset[3];  /* a kernel column's input run from the output run */
     for (size_t kw = 0; kw < 3; ++kw) offset[kw] = ((ptrdiff_t)kw - (ptrdiff_t)g->pad_left) * (ptrdiff_t)channels;
     for (size_t oh = 0; oh < g->out_h;) {
-        const bool pair = g->stride_h == 1 && oh + 1 < g->out_h;
-        const size_t ih0 = oh * g->stride_h - g->pad_top;  /* wraps around above the image */
         const uint8_t *rows[4];
         bool valid[4];
-        for (size_t k = 0; k < 4; ++k) {
-            valid[k] = ih0 + k < g->in_h && (k < 3 || pair);
-            rows[k] = valid[k] ? x + (ih0 + k) * (size_t)in_row : x;
-        }
+        const bool pair = dot_rows(g, x, oh, rows, valid);
         uint8_t *out = y + oh * (size_t)out_row;
         /* channels a multiple of 4 (units: dwords a pixel): kernel columns 0 and 2 are column 1 moved by that many
          * accumulators, across a 128-bit lane past the last, so a block interleaves one run (the next block's)
