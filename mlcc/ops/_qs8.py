@@ -184,6 +184,15 @@ def patch_bytes(target: Target) -> int:
     return SIZE_PATCH_BYTES if target.memory_policy == "size" else PATCH_BYTES
 
 
+def byte_pointer(ctx, value, writes: bool = False) -> str:
+    """A tensor's data pointer as the qs8 kernels take it, uint8_t (an int8 tensor's bytes read with their sign
+    bit flipped by the kernels' a_flip): a cast only for an int8 tensor."""
+    name = ctx.ptr(value)
+    if value.dtype == np.uint8:
+        return name
+    return f"({'' if writes else 'const '}uint8_t *){name}"
+
+
 def packed_layout(target: Target, kernel: str = "mlcc_qs8_packed_gemm") -> str:
     """The order of the bytes in each quad of qs8-packed's panels for the target's form of `kernel`: "quads" (16
     columns x 4 bytes of k) or "pairs" (the manifest row's `layout`: per pair of k, 16 columns x 2 bytes, as

@@ -24,6 +24,7 @@ from ._layout import NHWC, is_channels_last
 from ._qs8 import (
     CONV_ROWS,
     FAMILY,
+    byte_pointer,
     conv_rows,
     gemm_for,
     nchw_gemm_for,
@@ -91,8 +92,8 @@ class QuantizedConv(Op):
             x.shape[1], in_h, in_w, out_h, out_w, *a["kernel"], *a["stride"], *a["dilation"], *a["pad_begin"],
             a["group"], w.shape[0] // int(a["group"])))
         ctx.emit("ops/quantized_conv.c.j2", requant=emit_requant(ctx, node), gemm=gemm, driver=driver,
-                 geometry=geometry, batch=x.shape[0], x=ctx.ptr(x), x_size=x.size // x.shape[0],
-                 y=ctx.ptr(y), y_size=y.size // y.shape[0], x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]),
+                 geometry=geometry, batch=x.shape[0], x=byte_pointer(ctx, x), x_size=x.size // x.shape[0],
+                 y=byte_pointer(ctx, y, writes=True), y_size=y.size // y.shape[0], x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]),
                  w=ctx.ptr(w), ldw=w.shape[1], rows=rows, patches=patches)
 
     def _lower_channels_last(self, node: Node, ctx) -> None:
@@ -104,8 +105,8 @@ class QuantizedConv(Op):
         geometry = ", ".join(str(int(v)) for v in (
             channels, in_h, in_w, out_h, out_w, kh, kw, *a["stride"], *a["dilation"], *a["pad_begin"], a["group"],
             n // int(a["group"])))
-        common = dict(requant=emit_requant(ctx, node), geometry=geometry, batch=x.shape[0], x=ctx.ptr(x),
-                      x_size=x.size // x.shape[0], y=ctx.ptr(y), y_size=y.size // y.shape[0],
+        common = dict(requant=emit_requant(ctx, node), geometry=geometry, batch=x.shape[0], x=byte_pointer(ctx, x),
+                      x_size=x.size // x.shape[0], y=byte_pointer(ctx, y, writes=True), y_size=y.size // y.shape[0],
                       x_zero=int(a["x_zero"]) & 0xFF, a_flip=int(a["a_flip"]))
         ctx.use_kernels(FAMILY)  # qs8-gemm.h: the requantization both channels-last families share
         groups = int(a["group"])
@@ -188,7 +189,7 @@ class QuantizedConv(Op):
         bias, multiplier, shift = (ctx.ptr(v) for v in node.inputs[2:5])
         ctx.emit("ops/quantized_conv_grouped_nhwc.c.j2", gemm=ctx.kernel("mlcc_qs8_packed_gemm"), batch=x.shape[0],
                  groups=groups, group_in=group_in, group_out=group_out, channels=channels, out_channels=n,
-                 pixels=height * width, x=ctx.ptr(x), y=ctx.ptr(y), w=weights, group_bytes=panels[0].size,
+                 pixels=height * width, x=byte_pointer(ctx, x), y=byte_pointer(ctx, y, writes=True), w=weights, group_bytes=panels[0].size,
                  bias=bias, multiplier=multiplier, shift=shift, a_flip=int(a["a_flip"]), y_zero=int(a["y_zero"]),
                  y_min=int(a["y_min"]), y_max=int(a["y_max"]))
 

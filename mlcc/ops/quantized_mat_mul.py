@@ -14,7 +14,7 @@ import numpy as np
 from .. import kernels
 from ..ir import Node, Value
 from . import Op, register
-from ._qs8 import FAMILY, gemm_for, packed_layout, packed_panels
+from ._qs8 import FAMILY, byte_pointer, gemm_for, packed_layout, packed_panels
 
 DOMAIN = "mlcc"
 
@@ -41,12 +41,12 @@ class QuantizedMatMul(Op):
             packed = packed_panels(w.data[:, :k], packed_layout(ctx.target))
             weights = ctx.constant(Value(f"{w.name}_packed", np.dtype(np.int8), packed.shape, packed))
             ctx.emit("ops/quantized_gemm_packed.c.j2", requant=emit_requant(ctx, node),
-                     gemm=ctx.kernel("mlcc_qs8_packed_gemm"), m=x.size // k, n=n, k=k, x=ctx.ptr(x),
-                     a_flip=int(node.attrs["a_flip"]), w=weights, y=ctx.ptr(y))
+                     gemm=ctx.kernel("mlcc_qs8_packed_gemm"), m=x.size // k, n=n, k=k, x=byte_pointer(ctx, x),
+                     a_flip=int(node.attrs["a_flip"]), w=weights, y=byte_pointer(ctx, y, writes=True))
             return
         ctx.emit("ops/quantized_gemm.c.j2", requant=emit_requant(ctx, node), gemm=ctx.uses_kernel(gemm_for(ctx.target)),
-                 m=x.size // k, n=n, k=k, x=ctx.ptr(x), a_flip=int(node.attrs["a_flip"]), w=ctx.ptr(w), ldw=w.shape[1],
-                 y=ctx.ptr(y))
+                 m=x.size // k, n=n, k=k, x=byte_pointer(ctx, x), a_flip=int(node.attrs["a_flip"]), w=ctx.ptr(w), ldw=w.shape[1],
+                 y=byte_pointer(ctx, y, writes=True))
 
     def flops(self, node: Node) -> int:
         return 2 * node.outputs[0].size * int(node.attrs["k"])
