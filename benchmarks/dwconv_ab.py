@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.gemm import PRELUDE
 from benchmarks.gemm_ab import _runtime_of, _zig
 from benchmarks.measure import native_levels
 from mlcc.targets import resolve
@@ -30,33 +31,13 @@ DEFAULT_SHAPES = ("25,5,64,1,relu", "112,112,32,1,clip", "112,112,96,2,clip", "5
                   "56,56,112,2,none", "28,28,136,1,none", "14,14,272,1,none", "7,7,544,1,none")
 ACTIVATIONS = ("none", "relu", "clip")  # the harness's activations[], in its order
 
-HARNESS = r"""
-#define _POSIX_C_SOURCE 199309L
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+HARNESS = PRELUDE + r"""
 #include "mlcc/kernels/f32-dwconv.h"
 
 #define DWCONV(name) void name(const struct mlcc_f32_conv_geometry *, size_t, const float *, const float *, \
                                const float *, float *, const struct mlcc_f32_epilogue *)
 DWCONV(dwconv_A);
 DWCONV(dwconv_B);
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static float *aligned(size_t n) { return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64); }
 
 int main(int argc, char **argv)
 {
@@ -78,9 +59,9 @@ int main(int argc, char **argv)
     for (int r = -2; r < rounds; ++r) {  /* two untimed rounds first; A first in even rounds, B in odd */
         for (int side = 0; side < 2; ++side) {
             const int b = (side + (r & 1)) & 1;
-            const double t0 = now();
+            const double t0 = cpu_seconds();
             for (size_t i = 0; i < calls; ++i) (b ? dwconv_B : dwconv_A)(&g, c, x, wt, bias, b ? y_b : y_a, &e);
-            const double t = (now() - t0) / (double)calls;
+            const double t = (cpu_seconds() - t0) / (double)calls;
             if (r >= 0) (b ? t_b : t_a)[r] = t;
         }
     }

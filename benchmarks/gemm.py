@@ -94,14 +94,14 @@ WASM = "wasm32"
 SWEEP_KC = (96, 128, 192, 256, 384)
 SWEEP_MC = (8, 32, 256)
 
-# What both C harnesses (this one and gemm_ab.py's) start with: a clock, a sort order, 64-byte aligned arrays
-# (like generated code's weights and arena: malloc's 16 would split every AVX-512 load).
+# What the kernel harnesses (this one, gemm_ab.py's, dwconv_ab.py's) start with: clocks, a sort order, 64-byte
+# aligned arrays (like generated code's weights and arena: malloc's 16 would split every AVX-512 load).
 PRELUDE = r"""
 #define _POSIX_C_SOURCE 200112L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
-#include "mlcc/kernels/f32-gemm.h"
 
 static double seconds(clockid_t clock)
 {
@@ -109,6 +109,15 @@ static double seconds(clockid_t clock)
     clock_gettime(clock, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+/* This thread's CPU time: on a loaded machine, wall time counts the neighbours' turns (WASI has no thread CPU
+ * clock: the host lends its own, as mlcc bench does). */
+#if defined(__wasm__)
+__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) long long thread_cpu_ns(void);
+static double cpu_seconds(void) { return 1e-9 * (double)thread_cpu_ns(); }
+#else
+static double cpu_seconds(void) { return seconds(CLOCK_THREAD_CPUTIME_ID); }
+#endif
 
 static int by_value(const void *x, const void *y)
 {
@@ -124,17 +133,10 @@ static float *aligned(size_t count)
 """
 
 DRIVER = PRELUDE + r"""
+#include "mlcc/kernels/f32-gemm.h"
 #include "mlcc/simd.h"
 
 extern const struct mlcc_f32_gemm_config VARIANT;
-
-#if defined(__wasm__)
-/* WASI has no thread CPU clock: the host lends its own (as mlcc bench does) */
-__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) long long thread_cpu_ns(void);
-static double cpu_seconds(void) { return 1e-9 * (double)thread_cpu_ns(); }
-#else
-static double cpu_seconds(void) { return seconds(CPU_CLOCK); }
-#endif
 
 /* GFLOP/s of 12 independent multiply-add chains on registers right now (about a millisecond): the core's
  * peak under the same conditions as the run it is paired with. 0 without a SIMD shim. */
@@ -208,7 +210,7 @@ int main(int argc, char **argv)
 """
 
 
-def _build(flags: list[str], variant: str, out: Path, cpu_clock: str, relu: bool = False) -> None:
+def _build(flags: list[str], variant: str, out: Path, relu: bool = False) -> None:
     family = paths.runtime_dir() / "kernels" / "f32-gemm"
     source = out.with_suffix(".c")
     source.write_text(DRIVER)
@@ -216,7 +218,7 @@ def _build(flags: list[str], variant: str, out: Path, cpu_clock: str, relu: bool
     flags = [f for f in flags if not f.startswith("-mexec-model")]
     subprocess.run([sys.executable, "-m", "ziglang", "cc", *flags, "-std=c99", "-O2", "-fno-math-errno",
                     f"-I{paths.runtime_dir() / 'include'}", f"-DVARIANT=mlcc_f32_gemm_config_{variant}",
-                    f"-DCPU_CLOCK={cpu_clock}", f"-DRELU={int(relu)}", str(source), *map(str, sorted(family.glob("*.c"))),
+                    f"-DRELU={int(relu)}", str(source), *map(str, sorted(family.glob("*.c"))),
                     "-o", str(out), "-lm"], check=True, capture_output=True, text=True)
 
 
@@ -298,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             wasm = v.isa == "wasmsimd"
             target = resolve(WASM if wasm else native[v.isa][0])
             exe = Path(tmp) / (f"{v.name}.wasm" if wasm else v.name)
-            _build(target_flags(target), v.name, exe, "CLOCK_THREAD_CPUTIME_ID", args.relu)
+            _build(target_flags(target), v.name, exe, args.relu)
             runs = [(b, shape) for b in _blockings(args, target, v) for shape in shapes]
             results: list[list[dict]] = [[] for _ in runs]
             for _ in range(args.rounds):  # rounds interleave the runs, so a burst of load hits them alike

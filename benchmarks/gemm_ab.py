@@ -39,6 +39,8 @@ from mlcc.targets import _host_cpu_flags, resolve
 from mlcc.toolchain import target_flags
 
 HARNESS = PRELUDE + r"""
+#include "mlcc/kernels/f32-gemm.h"
+
 #define GEMM(name) void name(const struct mlcc_f32_gemm_config *, size_t, size_t, size_t, const float *, size_t, \
                              size_t, const float *, float *, size_t, float, const float *, size_t, size_t, float, \
                              const struct mlcc_f32_epilogue *)
@@ -46,15 +48,6 @@ GEMM(gemm_A);
 GEMM(gemm_B);
 void pack_b_A(size_t, size_t, const float *, size_t, size_t, size_t, float *);
 extern const struct mlcc_f32_gemm_config config_A, config_B;
-
-/* this thread's CPU time: on a loaded machine, wall time counts the neighbours' turns (WASI has no thread
- * CPU clock: the host lends its own, as for benchmarks/gemm.py) */
-#if defined(__wasm__)
-__attribute__((import_module("mlcc_bench"), import_name("thread_cpu_ns"))) long long thread_cpu_ns(void);
-#define NOW() (1e-9 * (double)thread_cpu_ns())
-#else
-#define NOW() seconds(CLOCK_THREAD_CPUTIME_ID)
-#endif
 
 int main(int argc, char **argv)
 {
@@ -82,11 +75,11 @@ int main(int argc, char **argv)
     for (int r = -2; r < rounds; ++r) {  /* two untimed rounds first */
         const float *packed_a = packed + (size_t)(2 * (r + 2)) % copies * packed_floats;
         const float *packed_b = packed + (size_t)(2 * (r + 2) + 1) % copies * packed_floats;
-        const double t0 = NOW();
+        const double t0 = cpu_seconds();
         gemm_A(&a_config, m, n, k, a, k, 1, packed_a, c_a, n, 1.0f, bias, 0, 1, 1.0f, &relu);
-        const double t1 = NOW();
+        const double t1 = cpu_seconds();
         gemm_B(&b_config, m, n, k, a, k, 1, packed_b, c_b, n, 1.0f, bias, 0, 1, 1.0f, &relu);
-        const double t2 = NOW();
+        const double t2 = cpu_seconds();
         if (r >= 0) {
             t_a[r] = t1 - t0;
             t_b[r] = t2 - t1;
