@@ -22,6 +22,7 @@ import json
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import onnx
@@ -35,19 +36,30 @@ from mlcc.pipeline import BuildOptions, build
 LAYOUT_SUFFIXES = ("_nchwc",)  # onnxruntime's names for nodes it moved into its blocked layout
 
 
-def ort_node_times(model_path: Path, feeds: dict, warmup: int, repeat: int, prefix: Path) -> dict[str, dict]:
-    """onnxruntime's per-node kernel times: {node: {"op", "ms" (median of `repeat` runs after `warmup`)}}."""
+def ort_node_times(model_path: Path, feeds: dict, warmup: int, repeat: int, prefix: Path,
+                   clock: str = "thread_cpu") -> dict[str, dict]:
+    """onnxruntime's per-node kernel times: {node: {"op", "ms" (median of `repeat` runs after `warmup`)}} on
+    `clock`, as mlcc's steps (bench.CLOCKS). Its profiler has wall time only, so for thread CPU time each run's
+    node times are scaled by that run's thread CPU time over its wall time (one thread: the nodes run on the
+    calling one)."""
     session = measure.ort_session(model_path, profile_prefix=str(prefix))
+    cpu_share = []  # per run: thread CPU time / wall time
     for _ in range(warmup + repeat):
+        wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
         session.run(None, feeds)
+        wall, cpu = time.perf_counter_ns() - wall, time.thread_time_ns() - cpu
+        cpu_share.append(min(1.0, cpu / wall) if wall > 0 and clock == "thread_cpu" else 1.0)
     events = json.loads(Path(session.end_profiling()).read_text())
     times: dict[str, list[float]] = collections.defaultdict(list)
     ops: dict[str, str] = {}
+    run = 0  # a run's node events come before its model_run event
     for event in events:
         name = event.get("name", "")
-        if event.get("cat") == "Node" and name.endswith("_kernel_time"):
+        if event.get("cat") == "Session" and name == "model_run":
+            run += 1
+        elif event.get("cat") == "Node" and name.endswith("_kernel_time") and run < len(cpu_share):
             node = name[: -len("_kernel_time")]
-            times[node].append(event["dur"] / 1000.0)
+            times[node].append(event["dur"] / 1000.0 * cpu_share[run])
             ops[node] = event.get("args", {}).get("op_name", "")
     return {node: {"op": ops[node], "ms": statistics.median(t[warmup:] or t)} for node, t in times.items()}
 
@@ -123,8 +135,9 @@ def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, 
         mlcc_rounds, ort_rounds = [], []
         for r in range(rounds):
             profile = mlcc_bench.profile(build_dir, warmup, repeat)
+            clock = profile["clock"]
             mlcc_rounds.append({row["node"]: row for row in profile["rows"]})
-            ort_rounds.append(ort_node_times(model_path, feeds, warmup, repeat, work / f"round{r}_"))
+            ort_rounds.append(ort_node_times(model_path, feeds, warmup, repeat, work / f"round{r}_", clock))
     steps = mlcc_rounds[0]
     match = step_matcher(model.graph, set(steps))
     ort_ms: dict[str, float] = collections.defaultdict(float)
@@ -145,7 +158,8 @@ def compare(model_path: Path, build_dir: Path | None, rounds: int, warmup: int, 
         shapes, kind = described.get(node, ("", row["op"]))
         rows.append({"step": node, "op": row["op"], "kind": kind, "shapes": shapes, "mlcc_ms": mlcc_ms,
                      "ort_ms": ort_ms.get(node), "ort_nodes": ort_nodes.get(node, []), "flops": row["flops"]})
-    return {"model": model_path.name, "target": report["target"], "rounds": rounds, "repeat": repeat, "rows": rows, "ort_unmatched": unmatched}
+    return {"model": model_path.name, "target": report["target"], "rounds": rounds, "repeat": repeat,
+            "clock": clock, "rows": rows, "ort_unmatched": unmatched}
 
 
 def _check_same_inputs(model: onnx.ModelProto, report: dict, model_path: Path, build_dir: Path) -> None:
@@ -158,6 +172,13 @@ def _check_same_inputs(model: onnx.ModelProto, report: dict, model_path: Path, b
                          f"{model_path}'s {wanted}")
 
 
+def _clock_note(clock: str) -> str:
+    if clock == "thread_cpu":
+        return ("the thread's CPU time on both sides (mlcc's steps read it; onnxruntime's profiler gives wall time, "
+                "each run's nodes scaled by that run's thread CPU / wall)")
+    return f"{mlcc_bench.CLOCKS[clock]} on both sides"
+
+
 def markdown(result: dict, top: int) -> str:
     rows = result["rows"]
     matched = [r for r in rows if r["ort_ms"] is not None]
@@ -167,6 +188,7 @@ def markdown(result: dict, top: int) -> str:
              "",
              f"- medians of {result['rounds']} alternating rounds of {result['repeat']} profiled runs each; "
              f"instrumented sums: mlcc {mlcc_total:.3f} ms, onnxruntime {ort_total:.3f} ms",
+             f"- clock: {_clock_note(result['clock'])}",
              f"- the {top} layers where mlcc loses or wins the most time, then the sums by kind of layer",
              "",
              "| mlcc step | op | shapes (ONNX layout) | mlcc ms | ORT ms | mlcc - ORT | mlcc GFLOP/s | ORT GFLOP/s |",

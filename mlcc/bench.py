@@ -5,7 +5,8 @@ inside C (clock_gettime around the call). wasm32: a call from Python into wasmti
 microseconds, so the folder's sources are relinked with the harness into one module that times each call
 inside (WASI's monotonic clock), with the same compiler flags as the artifact. The overhead is measured by
 calls with NULL arguments, which the model refuses at once. The profile relinks the folder's sources with
--DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads;
+-DMLCC_PROFILE, which turns the MLCC_PROFILE_BEGIN/END hooks around each step of NAME.c into clock reads
+(on the clock `step_clock` picks: the thread's CPU time where one thread runs on the host, else wall time);
 the kernels come from the toolchain's object cache when the folder's runtime is this mlcc's (they never see
 those defines), so repeated rounds compile only NAME.c and the harness.
 Each runner registers a timer and a profiler, as runners register loaders.
@@ -30,6 +31,20 @@ OVERHEAD_CALLS = 201
 
 _TIMERS: dict[str, Callable] = {}
 _PROFILERS: dict[str, Callable] = {}
+
+# The clocks a step can be timed on, as the profiles say which
+CLOCKS = {"thread_cpu": "the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), less an empty step's reading",
+          "wall": "wall time (monotonic clock)"}
+_THREAD_CPU_RUNNERS = ("host",)  # runners whose profiled build reads the thread CPU clock in C, cheaply enough
+
+
+def step_clock(target: Target, threads: int = 1) -> str:
+    """The clock per-step times are read on (a key of CLOCKS), the one place that chooses: the calling thread's
+    CPU time where one thread runs the steps and the runner has that clock in C, since a shared machine's other
+    load puts 2-10x a step's work into its wall time; wall time for a parallel run (a step's time is its span
+    across the threads) and on wasm32 (WASI has no CPU clock; the host's, lent as an import, costs tens of us
+    a read)."""
+    return "thread_cpu" if threads == 1 and target.runner in _THREAD_CPU_RUNNERS else "wall"
 
 
 def _timer(runner: str):
@@ -102,8 +117,9 @@ def bench(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0, 
 
 
 def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0, threads: int = 1) -> dict:
-    """Per-step times of an instrumented build of `folder`'s sources: median over `repeat` calls; threads > 1
-    runs NAME_run_parallel on the runtime's pool (host), each step timed from its start to its last task's end."""
+    """Per-step times of an instrumented build of `folder`'s sources: median over `repeat` calls, on the clock
+    step_clock picks (result["clock"]); threads > 1 runs NAME_run_parallel on the runtime's pool (host), each
+    step timed from its start to its last task's end."""
     _check_counts(warmup, repeat)
     folder = Path(folder)
     report = runners.read_report(folder)
@@ -120,19 +136,24 @@ def profile(folder: str | Path, warmup: int = 5, repeat: int = 30, seed: int = 0
                          f"profile on (threads run on runners: {', '.join(_THREADED)})")
     feeds = random_feeds(report, seed)
     kwargs = {"threads": threads} if threads != 1 else {}
-    total_ns, steps_ns = profiler(folder, report, target, feeds, warmup, repeat, max(len(steps), 1), **kwargs)
+    total_ns, steps_ns, clock, read_ns = profiler(folder, report, target, feeds, warmup, repeat, max(len(steps), 1),
+                                                  **kwargs)
     steps_ns = steps_ns[:, :len(steps)].astype(np.float64)
     step_ms = np.median(steps_ns, axis=0) / 1e6
     timed_ms = float(step_ms.sum())
-    # A sum of medians is not the median of sums: the total is the steps plus the median untimed rest.
-    total_ms = timed_ms + float(np.median(total_ns.astype(np.float64) - steps_ns.sum(axis=1))) / 1e6
+    # A sum of medians is not the median of sums: the total is the steps plus the median untimed rest, less the
+    # hooks' own clock reads (two a step, each about an empty step's reading: a thread CPU clock read is a
+    # system call, on a VM as long as a small step).
+    hooks_ns = 2.0 * read_ns * len(steps)
+    rest_ns = max(0.0, float(np.median(total_ns.astype(np.float64) - steps_ns.sum(axis=1))) - hooks_ns)
+    total_ms = timed_ms + rest_ns / 1e6
     rows = []
     for index, (step, ms) in enumerate(zip(steps, step_ms)):
         rows.append({"step": index, "node": step["node"], "op": step["op"], "ms": float(ms),
                      "share": float(ms) / timed_ms if timed_ms > 0 else 0.0, "flops": step["flops"],
                      "gflops_per_s": step["flops"] / (ms * 1e6) if ms > 0 else 0.0})
     return {"folder": str(folder), "name": report["name"], "target": target.name, "warmup": warmup,
-            "repeat": repeat, "threads": threads, "total_ms": total_ms, "steps_ms": timed_ms,
+            "repeat": repeat, "threads": threads, "clock": clock, "total_ms": total_ms, "steps_ms": timed_ms,
             "measured_total_ms": float(np.median(total_ns)) / 1e6, "flops": report.get("flops", 0),
             "rows": rows}
 
@@ -148,6 +169,7 @@ int mlcc_bench_time_parallel(int (*run)(const void *const *, void *const *, void
 """
 _THREADED = ("host",)  # runners whose timer takes threads
 _LINKED_CDEF = """
+uint64_t mlcc_bench_step_clock(int thread_cpu);
 int mlcc_bench_linked(const void *const *inputs, void *const *outputs, void *arena, int repeat,
                       uint64_t *total_ns, uint64_t *cpu_ns, uint64_t *steps_ns);
 """
@@ -271,8 +293,8 @@ def _compile_linked(folder: Path, report: dict, target: Target, steps: int | Non
 
 class HostProfiled:
     """A host folder's sources relinked with the profiling hooks and loaded: `run(count)` times `count` calls,
-    giving each call's total and per-step nanoseconds. Several stay loaded at once, so `mlcc tune` can
-    alternate between builds in one process."""
+    giving each call's total and per-step nanoseconds, the steps on `self.clock` (step_clock). Several stay
+    loaded at once, so `mlcc tune` can alternate between builds in one process."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
                  cached_kernels: bool | None = None, threads: int = 1):
@@ -285,13 +307,15 @@ class HostProfiled:
             self.ffi = ffi = FFI()
             ffi.cdef(_LINKED_CDEF + (_LINKED_PARALLEL_CDEF if threads != 1 else ""))
             self.lib = ffi.dlopen(str(library))  # stays mapped after the file is removed
+        self.clock = step_clock(target, threads)
+        self.clock_cost_ns = int(self.lib.mlcc_bench_step_clock(int(self.clock == "thread_cpu")))
         self._buffers = _host_buffers(report, feeds)
         self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])
         self._arena = ffi.cast("void *", self._buffers[2].ctypes.data)
 
     def run(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each call's wall time, its per-step wall times and the thread's CPU time (with threads, the
-        process's), in nanoseconds."""
+        """Each call's wall time, its per-step times (on self.clock) and the thread's CPU time (with threads,
+        the process's), in nanoseconds."""
         ffi, steps = self.ffi, self.steps
         total, cpu = ffi.new("uint64_t[]", max(count, 1)), ffi.new("uint64_t[]", max(count, 1))
         per_step = ffi.new("uint64_t[]", max(count, 1) * steps)
@@ -348,7 +372,8 @@ def _profile_host(folder: Path, report: dict, target: Target, feeds: dict, warmu
                   threads: int = 1):
     profiled = HostProfiled(folder, report, target, feeds, steps, threads=threads)
     profiled.run(warmup)
-    return profiled.run(repeat)[:2]
+    wall, per_step, cpu = profiled.run(repeat)
+    return (cpu if profiled.clock == "thread_cpu" else wall), per_step, profiled.clock, profiled.clock_cost_ns
 
 
 # --- wasm32 in wasmtime: the folder's sources relinked with the harness, timed inside the module -------
@@ -369,7 +394,7 @@ def _profile_wasm(folder: Path, report: dict, target: Target, feeds: dict, warmu
     run = _WasmLinked(folder, report, target, feeds, steps, max(warmup, repeat, 1))
     run.call(warmup)
     times, _, per_step = run.call(repeat)
-    return times, per_step
+    return times, per_step, step_clock(target), 0
 
 
 class _WasmLinked:
@@ -480,6 +505,7 @@ def format_profile(p: dict, top: int = 15) -> str:
     lines = [f"{p['name']} on {p['target']}{threads}: per-step profile, median of {p['repeat']} runs "
              f"(steps {p['steps_ms']:.4f} ms + untimed {p['total_ms'] - p['steps_ms']:.4f} ms; instrumented call "
              f"{p['measured_total_ms']:.4f} ms)",
+             f"  clock: {CLOCKS[p['clock']]}",
              f"{'#':>5}  {'node':<36} {'op':<22} {'ms':>10} {'share':>7} {'GFLOP/s':>9}"]
     for r in rows[:top]:
         gflops = f"{r['gflops_per_s']:9.2f}" if r["flops"] else f"{'-':>9}"
@@ -506,4 +532,4 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "~"
 
 
-__all__ = ["bench", "profile", "format_bench", "format_profile", "random_feeds"]
+__all__ = ["bench", "profile", "format_bench", "format_profile", "random_feeds", "step_clock", "CLOCKS"]

@@ -9,7 +9,8 @@ distinct layer its i-th candidate (its default where it has fewer), so a model n
 most varied layer has candidates (4 for ResNet-50 on AVX-512), and every layer is timed where it runs, with
 the caches the model leaves it. Each build is relinked with the per-step profiler (mlcc bench --profile) and
 all stay loaded in one process; rounds alternate between them, so load on a shared machine falls on all
-alike. A layer's time is the sum over its steps of each step's median; a candidate replaces the default
+alike. Steps are timed on the thread's CPU clock (bench.step_clock: one thread on the host), which the
+neighbours' load barely changes. A layer's time is the sum over its steps of each step's median; a candidate replaces the default
 only when it is faster by more than `margin` and faster in more than two thirds of the rounds (noise).
 Last, the tuned build is timed against the default, alternating, whole-model medians of the thread's CPU
 time (steadier than wall time on a shared machine).
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ops, tuning
-from .bench import HostProfiled, random_feeds
+from .bench import CLOCKS, HostProfiled, random_feeds
 from .errors import UsageError
 from .ops import _gemm
 from .pipeline import BuildOptions, build, compile_model
@@ -175,7 +176,8 @@ def tune(model: str | Path, options: BuildOptions, out: Path | None = None, roun
     seconds = time.perf_counter() - started
     result = {"model": str(model), "target": target.name, "cpu": cpu, "seconds": round(seconds, 1),
               "builds": builds, "layers": len(found), "tuned_layers": len(entries), "rounds": rounds, "repeat": repeat,
-              "margin": margin, "file": str(out) if out is not None else None,
+              "margin": margin, "clock": profiled[0].clock,
+              "file": str(out) if out is not None else None,
               "default_ms": statistics.median(default_ms) if default_ms else None,
               "tuned_ms": statistics.median(tuned_ms) if tuned_ms else None,
               "rows": [{"signature": x.signature, "steps": len(x.steps), "candidates": x.candidates, "ms": x.ms,
@@ -194,7 +196,8 @@ def summary(result: dict) -> list[str]:
                          f"{_choice(row['candidates'][row['best']])}  {row['signature']}")
     lines.append(f"{result['tuned_layers']} of {result['layers']} layers tuned in {result['seconds']:.0f} s "
                  f"({result['builds']} builds, {result['rounds']} rounds x {result['repeat']} runs, margin "
-                 f"{result['margin']:.0%}) for {result['target']} on {result['cpu']}")
+                 f"{result['margin']:.0%}) for {result['target']} on {result['cpu']}"
+                 + (f"; layers timed on {CLOCKS[result['clock']]}" if result.get("clock") else ""))
     if "speedup" in result:
         verdict = "" if result["speedup"] > 1 + NOISE else f" (within {NOISE:.0%}: no faster than the default here)"
         lines.append(f"whole model, thread CPU time (profiled builds, alternating, medians of "

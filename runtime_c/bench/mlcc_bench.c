@@ -5,8 +5,9 @@
  * Linked with the model's sources and -DMLCC_BENCH_RUN_V=NAME_run_v, mlcc_bench_linked calls it directly
  * (wasm32, where Python cannot hand over a function pointer). With -DMLCC_PROFILE -DMLCC_PROFILE_STEPS=N
  * on NAME.c and on this file, it also defines the per-step hooks NAME.c calls and records every step of
- * every timed call. The clock is CLOCK_MONOTONIC (WASI's monotonic clock on wasm32); mlcc_bench_linked also
- * reads the calling thread's CPU time, which a shared machine's other load barely changes. With
+ * every timed call, on the clock mlcc_bench_step_clock sets (monotonic unless told; the caller's choice is
+ * mlcc/bench.py's step_clock). Calls are timed on CLOCK_MONOTONIC (WASI's monotonic clock on wasm32);
+ * mlcc_bench_linked also reads the calling thread's CPU time, which a shared machine's other load barely changes. With
  * -DMLCC_BENCH_RUN_PARALLEL=NAME_run_parallel (hosts with the runtime's pool), mlcc_bench_linked_parallel
  * does the same on a pool of N threads: a step's time is then the calling thread's, from its start to its
  * last task's end; profiled, its parallel-for is wrapped to count each step's hand-offs and tasks and each
@@ -95,16 +96,42 @@ MLCC_BENCH_API int mlcc_bench_time_parallel(mlcc_run_parallel_fn run, const void
 static uint64_t step_ns[MLCC_PROFILE_STEPS];
 static uint64_t step_start;
 static int current_step;
+/* The clock the step hooks read (the caller picks it: mlcc_bench_step_clock) and what an empty step reads on it */
+static uint64_t (*step_clock)(void) = now_ns;
+static uint64_t step_clock_cost;
 
 void mlcc_profile_begin(int step)
 {
     current_step = step;  /* steps never nest */
-    step_start = now_ns();
+    step_start = step_clock();
 }
 
 void mlcc_profile_end(int step)
 {
-    step_ns[step] += now_ns() - step_start;
+    const uint64_t elapsed = step_clock() - step_start;
+    step_ns[step] += elapsed > step_clock_cost ? elapsed - step_clock_cost : 0u;
+}
+
+/* The step hooks' clock: the calling thread's CPU time (thread_cpu != 0; a system call, 1-2 us a read on a
+ * VM, but what other load on a shared machine barely changes) or monotonic (wall) time; then the median
+ * reading of an empty step on it, which each step's time is taken off from then on (returned). */
+MLCC_BENCH_API uint64_t mlcc_bench_step_clock(int thread_cpu)
+{
+    enum { SAMPLES = 63 };
+    uint64_t empty[SAMPLES];
+    step_clock = thread_cpu ? mlcc_bench_thread_cpu_ns : now_ns;
+    for (int i = 0; i < SAMPLES; ++i) {
+        const uint64_t start = step_clock();
+        empty[i] = step_clock() - start;
+    }
+    for (int i = 1; i < SAMPLES; ++i) {  /* insertion sort: a few dozen values */
+        const uint64_t v = empty[i];
+        int j = i;
+        for (; j > 0 && empty[j - 1] > v; --j) empty[j] = empty[j - 1];
+        empty[j] = v;
+    }
+    step_clock_cost = empty[SAMPLES / 2];
+    return step_clock_cost;
 }
 #endif
 

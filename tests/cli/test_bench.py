@@ -57,6 +57,8 @@ def test_bench_json(built, target):
     for key in ("arena_bytes", "weights_bytes", "code_bytes"):
         assert result[key] == report[key]
     profile = result["profile"]
+    # one thread on the host: the steps on the thread's CPU clock; wasm32 has none (WASI)
+    assert profile["clock"] == ("thread_cpu" if target == "host" else "wall")
     assert [r["node"] for r in profile["rows"]] == [s["node"] for s in report["steps"]]
     assert all(r["ms"] >= 0 for r in profile["rows"])
     assert sum(r["share"] for r in profile["rows"]) == pytest.approx(1.0, abs=1e-6)
@@ -71,6 +73,7 @@ def test_bench_text_and_profile_table(built):
     assert proc.returncode == 0, proc.stderr
     assert "median" in proc.stdout and "p90" in proc.stdout and "arena" in proc.stdout
     assert "per-step profile" in proc.stdout and "(2 more steps)" in proc.stdout and "by op:" in proc.stdout
+    assert "clock: the thread's CPU time" in proc.stdout
 
 
 def test_bench_builds_a_model_file(tmp_path):

@@ -46,6 +46,7 @@ def test_the_comparison_times_both_sides_of_every_layer(tmp_path):
     assert convs[0]["shapes"] == "1x8x16x16 * 8x8x3x3 -> 1x8x16x16"
     table = layers.markdown(result, top=5)
     assert "| n3 | Conv |" in table and "| Conv 3x3 | 2 |" in table
+    assert result["clock"] == "thread_cpu" and "thread's CPU time on both sides" in table
 
 
 def test_bad_paths_give_one_error_line_and_exit_2(tmp_path, capsys):
