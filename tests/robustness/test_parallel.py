@@ -180,10 +180,16 @@ int main(void)
                     end = e;
                 }
                 for (size_t s = 0; per_share != 0 && s < threads; ++s) {
-                    const size_t n = mlcc_parallel_share_begin(units, tasks, threads, (s + 1) * per_share)
-                                   - mlcc_parallel_share_begin(units, tasks, threads, s * per_share);
-                    least = n < least ? n : least;
-                    most = n > most ? n : most;
+                    const size_t b0 = mlcc_parallel_share_begin(units, tasks, threads, s * per_share);
+                    const size_t b1 = mlcc_parallel_share_begin(units, tasks, threads, s * per_share + 1);
+                    const size_t e0 = mlcc_parallel_share_begin(units, tasks, threads, (s + 1) * per_share - 1);
+                    const size_t e1 = mlcc_parallel_share_begin(units, tasks, threads, (s + 1) * per_share);
+                    /* the task a share's thread claims first (the caller's at its front) is the largest */
+                    if (per_share > 1 && (s == 0 ? b1 - b0 < e1 - e0 : e1 - e0 < b1 - b0))
+                        return printf("%zu tasks over %zu units, %zu threads: share %zu grows\n", tasks, units,
+                                      threads, s), 1;
+                    least = e1 - b0 < least ? e1 - b0 : least;
+                    most = e1 - b0 > most ? e1 - b0 : most;
                 }
                 if (end != units || (per_share != 0 && most > least + 1))
                     return printf("%zu tasks over %zu units, %zu threads: end %zu, shares %zu..%zu\n", tasks, units,
@@ -195,9 +201,10 @@ int main(void)
 
 
 def test_tasks_cut_into_even_shares_per_thread(tmp_path):
-    """mlcc_parallel_share_begin: the tasks cover every unit once, none empty, and the threads' shares of units
+    """mlcc_parallel_share_begin: the tasks cover every unit once, none empty, the threads' shares of units
     (the caller's from the front, the workers' from the back) differ by one unit at most, whatever the
-    remainder (14 rows in 8 tasks: 7 and 7, not 8 and 6)."""
+    remainder (14 rows in 8 tasks: 7 and 7, not 8 and 6), and in each share the task its thread claims first
+    is the largest, so the last ones, where the threads meet, are small."""
     source, exe = tmp_path / "cut.c", tmp_path / "cut"
     source.write_text(CUT_CHECK)
     runtime = Path(__file__).resolve().parents[2] / "runtime_c" / "include"

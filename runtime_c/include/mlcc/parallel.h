@@ -61,18 +61,36 @@ static inline size_t mlcc_parallel_begin(size_t units, size_t tasks, size_t i)
     return units / tasks * i + (i < extra ? i : extra);
 }
 
+/* The first unit of task j of the `count` tasks over `units` (at least `count`) of one thread's share, their
+ * sizes halving in the order the share's thread claims them (`shrinking`: j 0 first, else j count - 1 first),
+ * each at least one unit: a share of 4 tasks is 8/15, 4/15, 2/15 and 1/15 of it. A thread that ends its
+ * share early takes the other's last tasks, the smallest, so two threads a few percent apart in speed (a
+ * core reading the other's lines, a step's uneven rows) still end together: with even tasks the faster
+ * waits up to a whole task, an eighth of the step. More than 8 tasks a share (or fewer units than tasks)
+ * are cut evenly. */
+static inline size_t mlcc_parallel_guided_begin(size_t units, size_t count, size_t j, int shrinking)
+{
+    if (count > 8u || units < count) return mlcc_parallel_begin(units, count, j);
+    if (!shrinking) return units - mlcc_parallel_guided_begin(units, count, count - j, 1);  /* the mirror image */
+    const size_t total = ((size_t)1 << count) - 1u;
+    const size_t before = total + 1u - ((size_t)1 << (count - j));  /* the weights of tasks [0, j) */
+    return j + ((units - count) * 2u * before + total) / (2u * total);  /* rounded: an extra unit goes first */
+}
+
 /* The first unit of task i when `threads` threads claim `tasks` tasks over `units`: where the tasks are a
  * multiple of the threads, the units are cut into one even share per thread first and each share into its
- * tasks, so the caller (claiming from the front) and the workers (from the back) meet with even work. Cut
- * evenly in one go, a remainder's extra units all fall on the front tasks: 14 rows in 8 tasks are
- * 2,2,2,2 | 2,2,1,1 (8 rows against 6, a step 15% slower than 7 and 7), where shares give 2,2,2,1 | 2,2,2,1. */
+ * tasks, so the caller (claiming from the front) and the workers (from the back) meet with even work; the
+ * tasks of a share shrink towards where its thread meets the others (mlcc_parallel_guided_begin): the
+ * caller's share towards its end, the workers' towards their beginnings. Cut evenly in one go, a
+ * remainder's extra units all fall on the front tasks: 14 rows in 8 tasks are 2,2,2,2 | 2,2,1,1 (8 rows
+ * against 6, a step 15% slower than 7 and 7). */
 static inline size_t mlcc_parallel_share_begin(size_t units, size_t tasks, size_t threads, size_t i)
 {
     if (threads < 2u || tasks % threads != 0u || i >= tasks) return mlcc_parallel_begin(units, tasks, i);
     const size_t per_share = tasks / threads, share = i / per_share;
     const size_t first = mlcc_parallel_begin(units, threads, share);
-    return first + mlcc_parallel_begin(mlcc_parallel_begin(units, threads, share + 1u) - first, per_share,
-                                       i % per_share);
+    return first + mlcc_parallel_guided_begin(mlcc_parallel_begin(units, threads, share + 1u) - first, per_share,
+                                              i % per_share, share == 0u);
 }
 
 /* body(args, begin, end) over every unit of [0, units), cut into `tasks` ranges (mlcc_parallel_tasks) by
