@@ -13,5 +13,9 @@
  * (a model's weights) the first tile of each panel waited on it (benchmarks.gemm_ab --cold: 49x2048x512, the
  * 7x7 1x1 convolutions' product, 0.91-0.94x the time; 196x1024x512 0.96x; 784x128x512 and 784x256x512 0.97-1.02x) */
 #define PREFETCH_B_BYTES 24576u
+/* The first and last tiles over each panel prefetch B whatever its length: products of few rows read their
+ * panels from memory a few tiles each (benchmarks.gemm_ab --cold, 16x256x256, a 14x14 Winograd point, 0.70-0.80x
+ * the time; 49x128x128 0.92, 196x1024x256 0.90-0.92; products of many rows 0.97-1.01) */
+#define PREFETCH_B_AT_EDGES 1
 #include "ukernel-simd.h"
 #endif

@@ -11,7 +11,8 @@
  * and ACCUMULATE_ROW(acc, kc, a, w), the row kernel's loop over one panel and a row of A in place (k 1 apart)
  * into acc[4][NV]; ACCUMULATE_PANELS(acc, count, kc, a, w, w_panel), the loop of accumulate_panels over a row
  * of A in place (k 1 apart), summing each column in the same order; and ROW_PANELS_AT_ONCE 2, where four panels' accumulators and loads of B outnumber the
- * registers, so the row kernel streams four panels as two passes of two (the same sums, in the same order).
+ * registers, so the row kernel streams four panels as two passes of two (the same sums, in the same order);
+ * and PREFETCH_B_AT_EDGES, for a config whose edge_tile prefetches B on every panel (see edge_tile).
  * Accumulators: MR * NR / lanes vectors plus NR / lanes for a row of B and one broadcast of A must fit the
  * register file (AVX-512 8x32: 16 + 2 + 1 of 32; AVX2 6x16: 12 + 2 + 1 of 16).
  */
@@ -188,9 +189,12 @@ static inline void accumulate_tile(mlcc_f32v acc[MR][NV], size_t kc, const float
     }
 }
 
-void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
-          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
-          const struct mlcc_f32_epilogue *e, const float *residual)
+/* The tile, prefetching B ahead on every panel (edge, a literal once inlined) or only on one too long to stay
+ * in L1. */
+static MLCC_F32_GEMM_INLINE void tile(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+                                      const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc,
+                                      const float *init, float alpha, const struct mlcc_f32_epilogue *e,
+                                      const float *residual, int edge)
 {
     const float *ar[MR];
     mlcc_f32v acc[MR][NV];
@@ -219,7 +223,7 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
     } else {  /* rows past mr repeat the last one: computed, never stored */
         for (size_t i = 0; i < MR; ++i) ar[i] = a + MLCC_MIN(i, mr - 1) * a_rs;
         if (a_cs == 1) {
-            if (kc * NR * sizeof(float) > PREFETCH_B_BYTES) {
+            if (edge || kc * NR * sizeof(float) > PREFETCH_B_BYTES) {
                 accumulate_tile(acc, kc, ar, 1, w, 1);
             } else {
                 accumulate_tile(acc, kc, ar, 1, w, 0);
@@ -230,6 +234,28 @@ void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a
     }
     finish_tile(&acc[0][0], MR, mr, nr, c, ldc, init, alpha, e, residual);
 }
+
+void TILE(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+          const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init, float alpha,
+          const struct mlcc_f32_epilogue *e, const float *residual)
+{
+    tile(mr, nr, kc, a, a_rs, a_cs, w, c, ldc, init, alpha, e, residual, 0);
+}
+
+#if defined(PREFETCH_B_AT_EDGES)
+/* The config's edge_tile (f32-gemm.h): B read from memory, a panel a few tiles use (products of few rows: a
+ * Winograd point's tiles, a 7x7 image's pixels), is prefetched 4 KB ahead by the panel's first tile, and by
+ * its last into the next panel's head, which would otherwise wait on memory. */
+static void edge_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t a_rs, size_t a_cs,
+                      const float *MLCC_RESTRICT w, float *MLCC_RESTRICT c, size_t ldc, const float *init,
+                      float alpha, const struct mlcc_f32_epilogue *e, const float *residual)
+{
+    tile(mr, nr, kc, a, a_rs, a_cs, w, c, ldc, init, alpha, e, residual, 1);
+}
+#define EDGE_TILE edge_tile
+#else
+#define EDGE_TILE NULL
+#endif
 
 /* One panel of the row kernel: acc over kc steps of a (a_cs apart) into nr <= NR columns. */
 static void row_panel(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RESTRICT w,
@@ -326,9 +352,9 @@ void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RE
 }
 
 #if defined(ACCUMULATE_BROADCAST)
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_BROADCAST4};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_BROADCAST4, EDGE_TILE};
 #elif defined(ACCUMULATE_PACKED)
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_PACKED};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_PACKED, EDGE_TILE};
 #else
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE, EDGE_TILE};
 #endif

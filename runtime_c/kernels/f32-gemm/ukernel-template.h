@@ -72,4 +72,4 @@ void ROW(size_t nr, size_t kc, const float *a, size_t a_cs, const float *MLCC_RE
     }
 }
 
-const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE};
+const struct mlcc_f32_gemm_config CONFIG = {TILE, ROW, MR, NR, KC, MC, NC, MLCC_F32_GEMM_A_IN_PLACE, NULL};

@@ -58,6 +58,9 @@ struct mlcc_f32_gemm_config {
     size_t mc;
     size_t nc;
     enum mlcc_f32_gemm_a_packing packed_a;
+    /* The tile for the first and the last row of tiles over a micro-panel of B in a block, prefetching B
+     * ahead: the first streams the panel in from memory, the last the head of the next one (NULL: tile). */
+    mlcc_f32_gemm_ukernel_fn edge_tile;
 };
 
 /* Floats of A the driver packs on its stack (mc x kc is cut to fit): 16 KB, 2 KB on microcontrollers, 64 KB on
@@ -112,7 +115,7 @@ void MLCC_F32_GEMM_DIRECT_TILE(size_t mr, size_t nr, size_t kc, const float *a, 
  * code passes, the blocking computed from the target's caches. */
 #define MLCC_F32_GEMM_BLOCKED(variant, kc, mc, nc) \
     ((const struct mlcc_f32_gemm_config){(variant).tile, (variant).row, (variant).mr, (variant).nr, (kc), (mc), (nc), \
-                                         (variant).packed_a})
+                                         (variant).packed_a, (variant).edge_tile})
 
 /* The operands every entry point below takes after its sizes, in one list for their declarations and
  * definitions: A (a[i*a_rs + p*a_cs]), B packed by mlcc_f32_gemm_pack_b, C (leading dimension ldc) and
