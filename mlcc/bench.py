@@ -297,7 +297,9 @@ class HostProfiled:
     loaded at once, so `mlcc tune` can alternate between builds in one process."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
-                 cached_kernels: bool | None = None, threads: int = 1):
+                 cached_kernels: bool | None = None, threads: int = 1, clock: str | None = None):
+        """clock: a key of CLOCKS for the steps, step_clock's choice when None (benchmarks.threads times one
+        thread's steps on wall time too, like the N-thread build's)."""
         from cffi import FFI
 
         self.name, self.steps, self.threads = report["name"], steps, threads
@@ -307,7 +309,7 @@ class HostProfiled:
             self.ffi = ffi = FFI()
             ffi.cdef(_LINKED_CDEF + (_LINKED_PARALLEL_CDEF if threads != 1 else ""))
             self.lib = ffi.dlopen(str(library))  # stays mapped after the file is removed
-        self.clock = step_clock(target, threads)
+        self.clock = clock or step_clock(target, threads)
         self.clock_cost_ns = int(self.lib.mlcc_bench_step_clock(int(self.clock == "thread_cpu")))
         self._buffers = _host_buffers(report, feeds)
         self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])
