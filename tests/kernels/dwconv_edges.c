@@ -1,7 +1,8 @@
 /* Checks mlcc_f32_dwconv_nhwc__<isa> against its oracle mlcc_f32_dwconv_nhwc__reference: channel counts
- * around every vector width (1 .. 33, 48), 1x1 images, pads on every side (wider than the window too),
- * strides and dilations per axis, 3x3 / 5x5 / 10x4 / 1x1 / 1-D / 3-D windows, with and without bias, and
- * fused epilogues (vector and scalar activations, a residual read per element or broadcast per pixel).
+ * around every vector width (1 .. 33, 48; 300 and 523 in blocks), 1x1 images, pads on every side (wider
+ * than the window too), strides and dilations per axis, 3x3 / 5x5 / 10x4 / 1x1 / 1-D / 3-D windows, with and
+ * without bias, and fused epilogues (vector and scalar activations, a residual read per element or broadcast
+ * per pixel).
  * Inputs are fenced with NaN, so a read outside them poisons the result; outputs are fenced with a
  * sentinel, so a write outside them is caught. Prints one line per failing case and a summary; exits 1
  * on any failure. Built and run by test_families.py (f32-dwconv/manifest.toml). */
@@ -109,6 +110,13 @@ int main(void)
             check(&shapes[i], channel_counts[j], 1, 0);
             check(&shapes[i], channel_counts[j], (int)(j & 1u), 1 + (int)((i + j) % 5u));
         }
+    }
+    /* channels split into blocks (AVX2's channels-innermost rows), the last block taking a short rest */
+    static const struct shape wide = {{1, 4, 9}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}};
+    static const size_t wide_counts[] = {300, 523};
+    for (size_t j = 0; j < 2; ++j) {
+        check(&wide, wide_counts[j], 1, 0);
+        check(&wide, wide_counts[j], (int)j, 2 + (int)j);  /* Clip; a residual, then HardSwish */
     }
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;
