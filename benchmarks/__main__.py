@@ -36,6 +36,10 @@ from mlcc import runners
 from mlcc.targets import host_target
 
 HERE = Path(__file__).resolve().parent
+# Native timing interleaves onnxruntime and the levels in turns of about TURN_S seconds of runs (at most
+# TURN_RUNS; one run where a run is longer), so a slow spell of the VM (it swings 1.3x over seconds) falls on
+# every side alike; at most HOST_MAX_RUNS runs a side (µs models), BLOCKS stretches for the spread
+TURN_S, TURN_RUNS, HOST_MAX_RUNS, BLOCKS = 0.005, 20, 3000, 5
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -45,8 +49,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}, with short budgets")
     p.add_argument("--budget", type=float, help="seconds of timed runs per measurement [8, quick 2]")
     p.add_argument("--rounds", type=int, default=3,
-                   help="alternating rounds the budget is split into; medians are the rounds' median [3]")
-    p.add_argument("--max-repeat", type=int, default=50, help="timed runs per measurement at most [50]")
+                   help="wasm32, web and int8: alternating rounds the budget is split into; medians are the "
+                        "rounds' median [3]")
+    p.add_argument("--max-repeat", type=int, default=50,
+                   help=f"timed runs per measurement at most [50]; natively {HOST_MAX_RUNS}, interleaved")
     p.add_argument("--levels", help="comma-separated native targets to time [every SIMD level this machine "
                                     "runs: " + ", ".join(measure.native_levels()) + "]")
     p.add_argument("--no-wasm", action="store_true", help="skip mlcc wasm32 and onnxruntime-web")
@@ -133,43 +139,99 @@ def run_model(name: str, args, log) -> dict:
     if not args.no_wasm:
         row["wasm_build"] = measure.mlcc_build(path, "wasm32", builds / f"{name}-wasm32")
         row["flops"] = row["flops"] or row["wasm_build"].get("flops")
+    expected = time_host(name, path, feeds, row, args, log)
     # Each pair is timed in alternating rounds, so a slow spell of this shared VM falls on both sides of a ratio
-    rounds = {"ort": [], "wasm": [], "v8": [], "web": [], **{level: [] for level in args.levels}}
+    rounds = {"wasm": [], "v8": [], "web": []}
     budget, most = args.budget / args.rounds, max(3, args.max_repeat // args.rounds)
-    expected = None
-    # the FMA peak of the level's ISA right before and after each of its rounds: what the core gave while it ran
-    peaks: dict[str, list] = {level: [] for level in args.levels}
-    for r in range(args.rounds):
-        log(f"{name}: round {r + 1} of {args.rounds}: onnxruntime, mlcc {', '.join(args.levels)}")
-        timing, outputs = measure.ort_latency(path, feeds, budget, most)
-        rounds["ort"].append(timing)
-        expected = expected if outputs is None else outputs
-        for level in args.levels:
-            isa = measure.level_isa(level)
-            peaks[level].append(measure.paired_peak(args.work, isa))
-            rounds[level].append(measure.mlcc_latency(row["native"][level]["build"], feeds, expected, budget, most))
-            peaks[level].append(measure.paired_peak(args.work, isa))
-        if not args.no_wasm:
-            log(f"{name}: round {r + 1} of {args.rounds}: mlcc wasm32" + ("" if args.no_web else ", onnxruntime-web"))
-            rounds["wasm"].append(measure.mlcc_latency(row["wasm_build"], feeds, expected, budget, most))
-            if not args.no_web:
-                estimate = next((rounds[k][-1]["median_ms"] / 1e3 for k in ("wasm", "ort")
-                                 if "median_ms" in rounds[k][-1]), 1.0)
-                # the same module in V8 too: onnxruntime-web's engine, where wasmtime is mlcc's runner
-                rounds["v8"].append(measure.v8_latency(row["wasm_build"], estimate, budget, most))
-                rounds["web"].append(measure.web_latency(path, specs, estimate, budget, most))
+    for r in range(0 if args.no_wasm else args.rounds):
+        log(f"{name}: round {r + 1} of {args.rounds}: mlcc wasm32" + ("" if args.no_web else ", onnxruntime-web"))
+        rounds["wasm"].append(measure.mlcc_latency(row["wasm_build"], feeds, expected, budget, most))
+        if not args.no_web:
+            estimate = next((cell["median_ms"] / 1e3 for cell in (rounds["wasm"][-1], row.get("ort") or {})
+                             if "median_ms" in cell), 1.0)
+            # the same module in V8 too: onnxruntime-web's engine, where wasmtime is mlcc's runner
+            rounds["v8"].append(measure.v8_latency(row["wasm_build"], estimate, budget, most))
+            rounds["web"].append(measure.web_latency(path, specs, estimate, budget, most))
     for key, results in rounds.items():
-        if results and key in row["native"]:
-            row["native"][key]["mlcc"] = measure.merge_rounds(results)
-        elif results:
+        if results:
             row[key] = measure.merge_rounds(results)
-    for level, values in peaks.items():
-        values = [p for p in values if p]
-        if values:
-            row["native"][level]["paired_peak_gflops"] = float(statistics.median(values))
     if not args.no_int8:
         row["int8"] = run_int8(name, path, specs, feeds, row, args, log)
     return row
+
+
+def time_host(name: str, path: Path, feeds: dict, row: dict, args, log) -> dict | None:
+    """onnxruntime (one thread) and mlcc at each native level, each loaded once, then timed interleaved: short
+    turns in rotation (each a few milliseconds of runs, one run for a model slower than that, after one untimed
+    run that puts the side's weights back in the caches), until each side has had args.budget seconds or
+    HOST_MAX_RUNS runs. Every side is sampled over the same seconds, so a slow spell of this shared VM falls on
+    all of them alike; a ratio is of the sides' medians of the thread's CPU time (what the neighbours' load
+    changes least; wall time kept beside it). Fills row["ort"] and each level's "mlcc" cell; returns
+    onnxruntime's outputs."""
+    try:
+        ort = measure.OrtTimed(path, feeds)
+    except Exception as exc:  # noqa: BLE001 - the row says why
+        row["ort"] = measure.failure(exc)
+        ort = None
+    expected = ort.outputs if ort is not None else None
+    timers: dict[str, object] = {"ort": ort} if ort is not None else {}
+    for level in args.levels:
+        built = row["native"][level]["build"]
+        if "error" in built:
+            row["native"][level]["mlcc"] = {"error": f"build failed: {built['error'][:200]}"}
+            continue
+        try:
+            timers[level] = measure.MlccTimed(built, feeds, expected)
+        except Exception as exc:  # noqa: BLE001
+            row["native"][level]["mlcc"] = measure.failure(exc)
+    log(f"{name}: interleaved turns: {', '.join(timers)}")
+    # the FMA peak of a level's ISA right before and after the interleaved runs: what the core gave meanwhile
+    peaks = {level: [measure.paired_peak(args.work, measure.level_isa(level))] for level in timers if level != "ort"}
+    samples: dict[str, list] = {key: [] for key in timers}
+    failed: dict[str, dict] = {}
+    spent = {key: 0.0 for key in timers}
+    estimate = {key: timer.first_s for key, timer in timers.items()}
+    try:
+        turn = 0
+        while True:
+            active = [key for key in timers if key not in failed and spent[key] < args.budget
+                      and len(samples[key]) < HOST_MAX_RUNS]
+            if not active:
+                break
+            for key in active if turn % 2 == 0 else reversed(active):
+                runs = max(1, min(TURN_RUNS, int(TURN_S / max(estimate[key], 1e-6))))
+                try:
+                    wall, cpu = timers[key].run(1 if estimate[key] < TURN_S else 0, runs)
+                except Exception as exc:  # noqa: BLE001
+                    failed[key] = measure.failure(exc)
+                    continue
+                samples[key].extend(zip(wall, cpu))
+                spent[key] += float(wall.sum()) / 1e3
+                estimate[key] = float(statistics.median(wall)) / 1e3
+            turn += 1
+    finally:
+        for key, timer in timers.items():
+            if key != "ort":
+                timer.close()
+    for level in peaks:
+        peaks[level].append(measure.paired_peak(args.work, measure.level_isa(level)))
+    cells = {key: failed.get(key) or measure.interleaved_summary(samples[key]) for key in timers}
+    if "ort" in cells:
+        row["ort"] = cells["ort"]
+    for level in args.levels:
+        if level not in cells:
+            continue
+        cell = {**cells[level], **timers[level].check}
+        ort_cell = cells.get("ort") or {}
+        if "error" not in cell and "cpu_median_ms" in ort_cell:
+            cell["cpu_ratio"] = cell["cpu_median_ms"] / ort_cell["cpu_median_ms"]
+            # the same ratio in each of BLOCKS consecutive stretches of the run: how much it moved meanwhile
+            cell["block_cpu_ratios"] = measure.block_ratios(samples[level], samples["ort"], BLOCKS)
+        row["native"][level]["mlcc"] = cell
+        values = [p for p in peaks.get(level, []) if p]
+        if values:
+            row["native"][level]["paired_peak_gflops"] = float(statistics.median(values))
+    return expected
 
 
 def run_int8(name: str, path: Path, specs: list[dict], feeds: dict, row: dict, args, log) -> dict | None:
@@ -240,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     log("measuring this core's fp32 peak")
     peak = measure.peak_gflops(args.work)
     results = {"environment": env, "peak_gflops": peak, "budget_s": args.budget, "rounds": args.rounds,
+               "host_timing": {"turn_s": TURN_S, "turn_runs": TURN_RUNS, "max_runs": HOST_MAX_RUNS,
+                               "blocks": BLOCKS},
                "levels": {level: measure.level_isa(level) for level in args.levels},
                "paired_peak_runs": measure.PAIRED_PEAK_RUNS, "int8_only": args.int8_only, "rows": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -161,6 +161,73 @@ def ort_latency(model_path: Path, feeds: dict, budget: float, most: int, threads
         return failure(exc), None
 
 
+class OrtTimed:
+    """onnxruntime's session made once (one thread, or `threads` intra-op threads) for alternating rounds: each
+    session.run timed on the wall clock and on the calling thread's CPU clock (one thread runs its nodes on the
+    caller), less the median reading of the two clocks around nothing. `outputs`: the first run's."""
+
+    def __init__(self, model_path: Path, feeds: dict, threads: int = 1):
+        self.session = ort_session(model_path, threads=threads)
+        self.names = [o.name for o in self.session.get_outputs()]
+        self.feeds = feeds
+        started = time.perf_counter()
+        self.outputs = dict(zip(self.names, self.session.run(self.names, feeds)))
+        self.first_s = time.perf_counter() - started
+        empty = [self._timed(lambda: None) for _ in range(201)]
+        self.read_ns = (float(np.median([w for w, _ in empty])), float(np.median([c for _, c in empty])))
+
+    @staticmethod
+    def _timed(call) -> tuple[int, int]:
+        cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
+        call()
+        wall, cpu = time.perf_counter_ns() - wall, time.thread_time_ns() - cpu
+        return wall, cpu
+
+    def run(self, warmup: int, repeat: int) -> tuple[np.ndarray, np.ndarray]:
+        """`repeat` runs after `warmup`: each one's wall and thread CPU milliseconds."""
+        for _ in range(warmup):
+            self.session.run(self.names, self.feeds)
+        times = np.array([self._timed(lambda: self.session.run(self.names, self.feeds)) for _ in range(repeat)],
+                         dtype=np.float64)
+        return (times[:, 0] - self.read_ns[0]) / 1e6, (times[:, 1] - self.read_ns[1]) / 1e6
+
+
+class MlccTimed:
+    """mlcc's host build loaded once (mlcc bench's harness) for alternating rounds; its outputs checked against
+    onnxruntime's by one untimed run first (`check`). run() as OrtTimed's, the CPU time less the harness's."""
+
+    def __init__(self, built: dict, feeds: dict, expected: dict | None):
+        folder = Path(built["folder"])
+        report = runners.read_report(folder)
+        self.timed = mlcc_bench.HostTimed(folder, report, resolve(report["target"]), feeds)
+        started = time.perf_counter()
+        got = self.timed.model.run(feeds)
+        self.first_s = time.perf_counter() - started
+        self.check = _check(got, expected)
+        self.overhead_ns = self.timed.overhead()
+
+    def run(self, warmup: int, repeat: int) -> tuple[np.ndarray, np.ndarray]:
+        wall, cpu = self.timed.run(warmup, repeat)
+        return wall.astype(np.float64) / 1e6, (cpu.astype(np.float64) - self.overhead_ns[1]) / 1e6
+
+    def close(self) -> None:
+        self.timed.close()
+
+
+def interleaved_summary(samples: list[tuple[float, float]]) -> dict:
+    """Medians of a side's (wall ms, CPU ms) runs, interleaved with its peers' (benchmarks/__main__.time_host)."""
+    if not samples:
+        return {"error": "no timed runs"}
+    wall = [w for w, _ in samples]
+    return {**summary(wall), "cpu_median_ms": float(np.median([c for _, c in samples]))}
+
+
+def block_ratios(a: list[tuple[float, float]], b: list[tuple[float, float]], blocks: int) -> list[float]:
+    """The ratio of CPU-time medians of a to b within each of `blocks` consecutive stretches of both runs."""
+    parts_a, parts_b = np.array_split(np.array(a)[:, 1], blocks), np.array_split(np.array(b)[:, 1], blocks)
+    return [float(np.median(x) / np.median(y)) for x, y in zip(parts_a, parts_b) if len(x) and len(y)]
+
+
 def install_web() -> str | None:
     """npm ci into benchmarks/web when onnxruntime-web is missing; None when ready, else why not."""
     if web_available() is None:

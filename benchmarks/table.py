@@ -20,12 +20,12 @@ class Notes:
         return self.items.index(text) + 1
 
 
-def _latency(cell: dict | None, what: str, notes: Notes) -> str:
+def _latency(cell: dict | None, what: str, notes: Notes, key: str = "median_ms") -> str:
     if cell is None:
         return "-"
     if "error" in cell:
         return f"fails [{notes.add(what + ': ' + cell['error'])}]"
-    text = _ms(cell["median_ms"])
+    text = _ms(cell.get(key, cell["median_ms"]))
     if cell.get("check") == "MISMATCH":
         err = cell["max_abs_err"]
         text += f" ✗ [{notes.add(f'{what}: outputs differ from onnxruntime (max abs err {err:.3g})')}]"
@@ -47,6 +47,14 @@ def cpu_ratio(a: dict | None, b: dict | None) -> float | None:
     if ratio(a, b) is None or "cpu_median_ms" not in a or "cpu_median_ms" not in b:
         return None
     return a["cpu_median_ms"] / b["cpu_median_ms"]
+
+
+def host_ratio(mlcc: dict | None, ort: dict | None) -> float | None:
+    """A native level's ratio to onnxruntime: of thread CPU medians where the run has them (interleaved,
+    benchmarks/__main__.py time_host), else of the wall medians (results of earlier runs)."""
+    if ratio(mlcc, ort) is not None and "cpu_ratio" in mlcc:
+        return mlcc["cpu_ratio"]
+    return ratio(mlcc, ort)
 
 
 def geomean(values: list[float]) -> float | None:
@@ -85,16 +93,17 @@ def markdown(results: dict) -> str:
             continue
         flops = row.get("flops") or 0
         cells = [f"| {row['model']}", f"{flops / 1e9:.3f}" if flops else "?",
-                 _latency(row.get("ort"), f"{row['model']} onnxruntime", notes)]
+                 _latency(row.get("ort"), f"{row['model']} onnxruntime", notes, "cpu_median_ms")]
         shares = []
         for level, isa in levels.items():
             got = row["native"].get(level) or {}
             mlcc = got.get("mlcc")
-            r = ratio(mlcc, row.get("ort"))
+            r = host_ratio(mlcc, row.get("ort"))
             if r and row["model"] != GEMM:
                 native[level].append(r)
-            cells += [_latency(mlcc, f"{row['model']} mlcc {level}", notes), _ratio_text(r)]
-            rate = flops / (mlcc["median_ms"] * 1e6) if flops and mlcc and "median_ms" in mlcc else None
+            cells += [_latency(mlcc, f"{row['model']} mlcc {level}", notes, "cpu_median_ms"), _ratio_text(r)]
+            ms = mlcc.get("cpu_median_ms", mlcc.get("median_ms")) if mlcc else None
+            rate = flops / (ms * 1e6) if flops and ms else None
             core_peak = peak.get(isa) if "error" not in peak else None
             row_peak = got.get("paired_peak_gflops") or core_peak
             if rate and got.get("paired_peak_gflops"):
@@ -145,7 +154,16 @@ def markdown(results: dict) -> str:
         f"(CPU, 1 thread, sequential, all graph optimisations); wasmtime {env['wasmtime']}; "
         + (f"onnxruntime-web **skipped** ({env['web_note']})" if env.get("web_note") else
            f"onnxruntime-web {_web_version(results)} under node {env['node']} (wasm, 1 thread, SIMD)"),
-        f"- medians of timed runs after warm-up (about {results['budget_s']:g} s per measurement"
+        *([f"- native (ORT ms, each level's ms and / ORT): thread CPU time, medians of timed runs; onnxruntime and "
+           "every level each loaded once, then run interleaved: short turns in rotation, each about "
+           f"{1e3 * timing['turn_s']:g} ms of runs (at most {timing['turn_runs']}; one run for a model slower than "
+           "that, after one untimed run that puts the side's weights back in the caches), until each side has had "
+           f"about {results['budget_s']:g} s (at most {timing['max_runs']} runs); so a slow spell of this shared VM "
+           "falls on every side alike, and CPU time leaves out the time a loaded machine deschedules either side "
+           f"(wall-time medians, and each ratio in {timing['blocks']} consecutive stretches of the run, are in the "
+           ".json)"] if (timing := results.get("host_timing")) else []),
+        f"- {'wasm32: ' if results.get('host_timing') else ''}medians of timed runs after warm-up (about "
+        f"{results['budget_s']:g} s per measurement"
         + (f", in {results['rounds']} rounds alternating mlcc and its peer: the median of the rounds' medians"
            if results.get("rounds", 1) > 1 else "") + "); ratios are "
         "mlcc / reference, **bold** where mlcc is faster; mlcc native and wasm32 are timed inside the compiled code, "

@@ -5,11 +5,12 @@ intra_op_num_threads, on the suite's conv nets (issue 23, item 3); and a wasm32-
     python -m benchmarks.threads [--models squeezenet,shufflenet,mobilenet_v2,resnet50] [--rounds 3]
                                  [--no-native | --no-wasm | --steps-only]
 
-Each round times, one after another, mlcc with 1 thread, mlcc with N, onnxruntime with 1 and with N, so
-a slow spell of this shared VM falls on every column; each cell is the median of the rounds' medians (wall
-time: CPU time adds up the threads). The load average is recorded before and after each model: with other
-engineers' jobs on the machine's cores, a second thread finds a core only part of the time, so the 2-thread
-speedups here are lower bounds of what an idle machine gives. Writes benchmarks/results/threads.md.
+Each round times, one after another, onnxruntime with 1 thread, mlcc with 1, mlcc with N, onnxruntime
+with N, so a slow spell of this shared VM falls on every column; each time is the median of the rounds'
+medians (wall time: CPU time adds up the threads), each ratio the median of the rounds' own ratios. The
+load average is recorded before and after each model: with other engineers' jobs on the machine's cores, a
+second thread finds a core only part of the time, so the 2-thread speedups here are lower bounds of what an
+idle machine gives. Writes benchmarks/results/threads.md.
 
 Per step: instrumented builds (mlcc bench --profile) of NAME_run_v and of NAME_run_parallel on the pool,
 alternating round by round in one process; each model's section lists the steps that lose the most against a
@@ -118,6 +119,12 @@ def run_native(name: str, model, path: Path, threads: int, rounds: int, budget: 
             cells[key].append(result["median_ms"])
     if not steps_only:
         row.update({key: statistics.median(values) for key, values in cells.items()})
+        # the ratios from each round's own pair, measured one right after the other (ORT 1, mlcc 1, mlcc N,
+        # ORT N): the VM's speed swings 1.3-1.5x between spells, and a ratio of medians taken from different
+        # rounds can pair a fast spell's time with a slow one's
+        row["speedup"] = statistics.median(one / many for one, many in zip(cells["mlcc1"], cells["mlccN"]))
+        row["ort_speedup"] = statistics.median(one / many for one, many in zip(cells["ort1"], cells["ortN"]))
+        row["ratio"] = statistics.median(mlcc / ort for mlcc, ort in zip(cells["mlccN"], cells["ortN"]))
     # Amdahl's bound from the one-thread profile: the steps NAME_run_parallel splits at most N times faster
     report = json.loads((Path(built["folder"]) / "report.json").read_text())
     row["steps"] = step_profiles(Path(built["folder"]), report, threads, rounds)
@@ -148,7 +155,10 @@ def step_profiles(folder: Path, report: dict, threads: int, rounds: int, repeat:
     from mlcc.targets import resolve
 
     target, feeds, count = resolve(report["target"]), random_feeds(report), max(len(report["steps"]), 1)
-    one, many = (HostProfiled(folder, report, target, feeds, count),
+    # both on wall time: the N-thread steps can only be timed so (a step spans the threads), and a speedup
+    # compares like with like (the one-thread profile's default, the thread's CPU clock, leaves out what
+    # another process takes of the core, which the N-thread side pays)
+    one, many = (HostProfiled(folder, report, target, feeds, count, clock="wall"),
                  HostProfiled(folder, report, target, feeds, count, threads=threads))
     one.run(2), many.run(2), many.run_serial(2)
     walls1, wallsN, calls, tasks, busy, serial = [], [], [], [], [], []
@@ -243,7 +253,7 @@ def table(rows: list[dict], threads: int) -> str:
             continue
         native = ["", "", "", "", "", "", "", ""]
         if "mlcc1" in r:
-            speedup, ort_speedup, ratio = r["mlcc1"] / r["mlccN"], r["ort1"] / r["ortN"], r["mlccN"] / r["ortN"]
+            speedup, ort_speedup, ratio = r["speedup"], r["ort_speedup"], r["ratio"]
             native = [f"{r['mlcc1']:.2f}", f"{r['mlccN']:.2f}", f"**{speedup:.2f}x**",
                       f"{100 * r['split_share']:.0f}%, {r['bound']:.2f}x, {r['scheduled']:.2f}x",
                       f"{r['ort1']:.2f}", f"{r['ortN']:.2f}",
@@ -289,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# {args.threads} threads against 1 (python -m benchmarks.threads, at {commit})", "",
         f"{model_name}, {os.cpu_count()} CPUs, {platform.machine()}; mlcc target "
         f"{rows[0].get('target', 'host')}; wall-time medians of {args.rounds} alternating rounds "
-        "(mlcc 1, mlcc N, ORT 1, ORT N in each). mlcc N is NAME_run_parallel on the runtime's pthreads pool; "
+        "(ORT 1, mlcc 1, mlcc N, ORT N in each, in that order); the speedups and mlcc N / ORT N are medians of "
+        "each round's own ratios, of times measured one right after the other. mlcc N is NAME_run_parallel on the runtime's pthreads pool; "
         f"ORT N is onnxruntime with intra_op_num_threads = {args.threads}. Split share: the part of a one-thread "
         "run (mlcc bench --profile) in steps NAME_run_parallel cuts into tasks; bound: Amdahl's speedup for it "
         f"on {args.threads} free cores; schedule: the speedup the tasks allow, each step's tasks timed one by one "

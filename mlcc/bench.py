@@ -216,33 +216,56 @@ def _host_buffers(report: dict, feeds: dict[str, np.ndarray]):
     return inputs, outputs, aligned_empty(max(report["arena_bytes"], 1))
 
 
+class HostTimed:
+    """A host folder's library and the harness loaded once: `run(warmup, repeat)` times `repeat` calls, giving
+    each one's wall and thread CPU nanoseconds (with threads, the process's CPU time), so a caller can alternate
+    short rounds with a peer without loading either again (python -m benchmarks); `overhead()` is what a refused
+    call reads on both clocks."""
+
+    def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, threads: int = 1):
+        self.name, self.threads = report["name"], threads
+        self.model = model = runners.load(folder, threads=threads)
+        ffi = self.ffi = model.ffi
+        ffi.cdef(_HARNESS_CDEF)
+        harness = ffi.dlopen(str(_harness_library(target)))
+        self._buffers = _host_buffers(report, feeds)
+        self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])
+        self._arena = ffi.cast("void *", self._buffers[2].ctypes.data)
+        if threads == 1:
+            self._entry, self._time_calls = model.entry, harness.mlcc_bench_time
+        else:
+            self._entry = ffi.cast("int (*)(const void *const *, void *const *, void *, const void *)",
+                                   model.parallel_entry)
+
+            def time_calls(run, inputs, outputs, arena, *counts):
+                return harness.mlcc_bench_time_parallel(run, inputs, outputs, arena, model.parallel, *counts)
+            self._time_calls = time_calls
+
+    def run(self, warmup: int, repeat: int) -> tuple[np.ndarray, np.ndarray]:
+        ffi = self.ffi
+        ns, cpu_ns = ffi.new("uint64_t[]", max(repeat, 1)), ffi.new("uint64_t[]", max(repeat, 1))
+        status = self._time_calls(self._entry, *self._ptrs, self._arena, warmup, repeat, ns, cpu_ns)
+        if status != 0:
+            raise RunError(f"{self.name}_run_v returned status {status}")
+        return _u64s(ffi, ns, repeat), _u64s(ffi, cpu_ns, repeat)
+
+    def overhead(self) -> tuple[float, float]:
+        """Median wall and CPU nanoseconds of a refused call (NULL arguments: the harness's own cost)."""
+        ffi = self.ffi
+        ns, cpu_ns = ffi.new("uint64_t[]", OVERHEAD_CALLS), ffi.new("uint64_t[]", OVERHEAD_CALLS)
+        self._time_calls(self._entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, cpu_ns)
+        return float(np.median(_u64s(ffi, ns, OVERHEAD_CALLS))), float(np.median(_u64s(ffi, cpu_ns, OVERHEAD_CALLS)))
+
+    def close(self) -> None:
+        self.model.close()
+
+
 @_timer("host")
 def _time_host(folder: Path, report: dict, target: Target, feeds: dict, warmup: int, repeat: int, threads: int = 1):
-    model = runners.load(folder, threads=threads)
-    ffi = model.ffi
-    ffi.cdef(_HARNESS_CDEF)
-    harness = ffi.dlopen(str(_harness_library(target)))
-    inputs, outputs, arena = _host_buffers(report, feeds)
-    in_ptrs, out_ptrs = _pointer_tables(ffi, inputs, outputs)
-    ns = ffi.new("uint64_t[]", max(repeat, OVERHEAD_CALLS))
-    cpu_ns = ffi.new("uint64_t[]", repeat)
-    arena_ptr = ffi.cast("void *", arena.ctypes.data)
-    if threads == 1:
-        entry, time_calls = model.entry, harness.mlcc_bench_time
-    else:
-        entry = ffi.cast("int (*)(const void *const *, void *const *, void *, const void *)", model.parallel_entry)
-
-        def time_calls(run, inputs, outputs, arena, *counts):
-            return harness.mlcc_bench_time_parallel(run, inputs, outputs, arena, model.parallel, *counts)
-    status = time_calls(entry, in_ptrs, out_ptrs, arena_ptr, warmup, repeat, ns, cpu_ns)
-    if status != 0:
-        raise RunError(f"{report['name']}_run_v returned status {status}")
-    times, cpu = _u64s(ffi, ns, repeat), _u64s(ffi, cpu_ns, repeat)
-    cpu_ns = ffi.new("uint64_t[]", OVERHEAD_CALLS)
-    time_calls(entry, ffi.NULL, ffi.NULL, ffi.NULL, 10, OVERHEAD_CALLS, ns, cpu_ns)  # refused at once
-    overhead = float(np.median(_u64s(ffi, ns, OVERHEAD_CALLS)))
-    cpu_overhead = float(np.median(_u64s(ffi, cpu_ns, OVERHEAD_CALLS)))
-    model.close()
+    timed = HostTimed(folder, report, target, feeds, threads)
+    times, cpu = timed.run(warmup, repeat)
+    overhead, cpu_overhead = timed.overhead()
+    timed.close()
     clock = "clock_gettime(CLOCK_MONOTONIC) around each call, in C"
     if threads != 1:
         clock += f"; {report['name']}_run_parallel on the runtime's pool of {threads} threads"
@@ -297,7 +320,9 @@ class HostProfiled:
     loaded at once, so `mlcc tune` can alternate between builds in one process."""
 
     def __init__(self, folder: Path, report: dict, target: Target, feeds: dict, steps: int,
-                 cached_kernels: bool | None = None, threads: int = 1):
+                 cached_kernels: bool | None = None, threads: int = 1, clock: str | None = None):
+        """clock: a key of CLOCKS for the steps, step_clock's choice when None (benchmarks.threads times one
+        thread's steps on wall time too, like the N-thread build's)."""
         from cffi import FFI
 
         self.name, self.steps, self.threads = report["name"], steps, threads
@@ -307,7 +332,7 @@ class HostProfiled:
             self.ffi = ffi = FFI()
             ffi.cdef(_LINKED_CDEF + (_LINKED_PARALLEL_CDEF if threads != 1 else ""))
             self.lib = ffi.dlopen(str(library))  # stays mapped after the file is removed
-        self.clock = step_clock(target, threads)
+        self.clock = clock or step_clock(target, threads)
         self.clock_cost_ns = int(self.lib.mlcc_bench_step_clock(int(self.clock == "thread_cpu")))
         self._buffers = _host_buffers(report, feeds)
         self._ptrs = _pointer_tables(ffi, self._buffers[0], self._buffers[1])

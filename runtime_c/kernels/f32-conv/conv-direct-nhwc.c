@@ -123,26 +123,58 @@ static FORCE_INLINE void start_row(struct row *r, size_t od, size_t oh, float *y
     r->y = y + r->p0 * r->y_pitch;
 }
 
-/* v with residual (n < LANES lanes, or scattered) added to its first n lanes. By value and inlined: an
- * accumulator whose address reached a call would live in memory through the block's whole k loop. */
-static FORCE_INLINE mlcc_f32v add_residual_part(mlcc_f32v v, const float *r, size_t cs, size_t n)
+/* v with the residual's n lanes cs floats apart (a channel shuffle's; 0: one value per pixel) added to its first n. */
+static NO_INLINE mlcc_f32v add_scattered(mlcc_f32v v, const float *r, size_t cs, size_t n)
 {
     float part[LANES] = {0.0f};
-    if (cs == 1) return mlcc_f32v_add(v, mlcc_f32v_load_partial(r, n));
     for (size_t i = 0; i < n; ++i) part[i] = r[i * cs];
     return mlcc_f32v_add(v, mlcc_f32v_load(part));
 }
 
-/* y[0 .. n) = v's first n lanes, through the scalar activation when act. */
-static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struct mlcc_f32_epilogue *act)
+/* y[0 .. n) = act's activation of v's first n lanes, one at a time (no vector form). */
+static NO_INLINE void store_activated(mlcc_f32v v, float *y, size_t n, const struct mlcc_f32_epilogue *act)
 {
     float part[LANES];
-    if (act == NULL) {
-        mlcc_f32v_store_partial(y, v, n);
-        return;
-    }
     mlcc_f32v_store(part, v);
     for (size_t i = 0; i < n; ++i) y[i] = mlcc_f32_activate(act, part[i]);
+}
+
+/* y[0 .. n) = v's first n lanes, through the scalar activation act when not NULL. */
+static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struct mlcc_f32_epilogue *act)
+{
+    if (act != NULL) store_activated(v, y, n, act);
+    else if (n == LANES) mlcc_f32v_store(y, v);
+    else mlcc_f32v_store_partial(y, v, n);
+}
+
+/* e's activation on acc[0 .. count) still in registers; 0 (acc untouched) when it has no vector form. ReLU
+ * and Clip inline, the others on a copy: acc's address never reaches a call (mlcc_f32v_activate is not
+ * inlined), else the block's accumulators go through the stack (a grouped 1x1 of 34 channels spent a third
+ * of its time around the call). */
+static FORCE_INLINE int activate_block(const struct mlcc_f32_epilogue *e, mlcc_f32v *acc, size_t count)
+{
+    switch (e->activation) {
+    case MLCC_ACTIVATION_NONE:
+        return 1;
+    case MLCC_ACTIVATION_RELU: {
+        const mlcc_f32v zero = mlcc_f32v_zero();
+        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_max(acc[j], zero);
+        return 1;
+    }
+    case MLCC_ACTIVATION_CLIP: {
+        const mlcc_f32v lo = mlcc_f32v_splat(e->a), hi = mlcc_f32v_splat(e->b);
+        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_min(mlcc_f32v_max(acc[j], lo), hi);
+        return 1;
+    }
+    default: {
+        mlcc_f32v copy[ACCUMULATORS];
+        int vector;
+        for (size_t j = 0; j < count; ++j) copy[j] = acc[j];
+        vector = mlcc_f32v_activate(e, copy, count);
+        for (size_t j = 0; j < count; ++j) acc[j] = copy[j];
+        return vector;
+    }
+    }
 }
 
 /* acc[pixel i][vector j] += x[i * pixel_step + at[t]] * w[t * nr + j * LANES] for t < n: one loop over the
@@ -159,6 +191,52 @@ static FORCE_INLINE void accumulate_indexed(size_t pb, size_t nv, mlcc_f32v *acc
             const mlcc_f32v a = mlcc_f32v_splat(xt[i * pixel_step]);
             for (size_t j = 0; j < nv; ++j) acc[i * nv + j] = mlcc_f32v_fma(acc[i * nv + j], a, wv[j]);
         }
+    }
+}
+
+/* The block's residual, activation and stores: vectors 0 .. nv - 1 of each pixel whole, the last one's
+ * lanes up to out_channels (the panels and the narrower tail panels `direct` cuts leave no other shape).
+ * The accumulators are read only at constant indices (pb and nv constants, every loop unrolled), the rare
+ * forms (a scattered residual, an activation without a vector form) on a copy: one loop indexing acc at
+ * run time keeps all of it on the stack through the k loop. */
+static FORCE_INLINE void finish_block(size_t pb, size_t nv, mlcc_f32v *acc, const struct row *r, size_t ow,
+                                      size_t o0, const struct mlcc_f32_epilogue *e)
+{
+    const size_t last = MLCC_MIN(LANES, r->out_channels - o0 - (nv - 1u) * LANES);  /* lanes of vector nv - 1 */
+    if (e != NULL && e->residual != NULL) {
+        const float *res = e->residual + (r->p0 + ow) * e->residual_rs + o0 * e->residual_cs;
+        if (e->residual_cs == 1) {
+            for (size_t i = 0; i < pb; ++i, res += e->residual_rs) {
+                for (size_t j = 0; j + 1u < nv; ++j)
+                    acc[i * nv + j] = mlcc_f32v_add(acc[i * nv + j], mlcc_f32v_load(res + j * LANES));
+                const float *tail = res + (nv - 1u) * LANES;
+                acc[i * nv + nv - 1u] = mlcc_f32v_add(acc[i * nv + nv - 1u], last == LANES
+                                                      ? mlcc_f32v_load(tail) : mlcc_f32v_load_partial(tail, last));
+            }
+        } else {
+            mlcc_f32v copy[ACCUMULATORS];
+            for (size_t t = 0; t < pb * nv; ++t) copy[t] = acc[t];
+            for (size_t i = 0; i < pb; ++i)
+                for (size_t j = 0; j < nv; ++j)
+                    copy[i * nv + j] = add_scattered(copy[i * nv + j], res + i * e->residual_rs + j * LANES * e->residual_cs,
+                                                     e->residual_cs, j + 1u < nv ? LANES : last);
+            for (size_t t = 0; t < pb * nv; ++t) acc[t] = copy[t];
+        }
+    }
+    if (e != NULL && !activate_block(e, acc, pb * nv)) {
+        mlcc_f32v copy[ACCUMULATORS];
+        for (size_t t = 0; t < pb * nv; ++t) copy[t] = acc[t];
+        for (size_t i = 0; i < pb; ++i)
+            for (size_t j = 0; j < nv; ++j)
+                store_activated(copy[i * nv + j], r->y + (ow + i) * r->y_pitch + o0 + j * LANES,
+                                j + 1u < nv ? LANES : last, e);
+        return;
+    }
+    for (size_t i = 0; i < pb; ++i) {
+        float *yp = r->y + (ow + i) * r->y_pitch + o0;
+        for (size_t j = 0; j + 1u < nv; ++j) mlcc_f32v_store(yp + j * LANES, acc[i * nv + j]);
+        if (last == LANES) mlcc_f32v_store(yp + (nv - 1u) * LANES, acc[i * nv + nv - 1u]);
+        else mlcc_f32v_store_partial(yp + (nv - 1u) * LANES, acc[i * nv + nv - 1u], last);
     }
 }
 
@@ -203,32 +281,7 @@ static FORCE_INLINE void block(size_t pb, size_t nv, int indexed, const struct r
             }
         }
     }
-    /* lanes past out_channels are computed, never stored */
-    const size_t live = r->out_channels - o0;
-    if (e != NULL && e->residual != NULL) {
-        for (size_t i = 0; i < pb; ++i) {
-            const float *res = e->residual + (r->p0 + ow + i) * e->residual_rs + o0 * e->residual_cs;
-            for (size_t j = 0; j < nv && j * LANES < live; ++j) {
-                const size_t n = MLCC_MIN(LANES, live - j * LANES);
-                if (n == LANES && e->residual_cs == 1)
-                    acc[i * nv + j] = mlcc_f32v_add(acc[i * nv + j], mlcc_f32v_load(res + j * LANES));
-                else
-                    acc[i * nv + j] = add_residual_part(acc[i * nv + j], res + j * LANES * e->residual_cs,
-                                                        e->residual_cs, n);
-            }
-        }
-    }
-    const struct mlcc_f32_epilogue *scalar_act = e == NULL || mlcc_f32v_activate(e, acc, pb * nv) ? NULL : e;
-    for (size_t i = 0; i < pb; ++i) {
-        float *yp = r->y + (ow + i) * r->y_pitch + o0;
-        for (size_t j = 0; j < nv && j * LANES < live; ++j) {
-            const size_t n = MLCC_MIN(LANES, live - j * LANES);
-            if (n == LANES && scalar_act == NULL)
-                mlcc_f32v_store(yp + j * LANES, acc[i * nv + j]);
-            else
-                store_part(acc[i * nv + j], yp + j * LANES, n, scalar_act);
-        }
-    }
+    finish_block(pb, nv, acc, r, ow, o0, e);
 }
 
 /* One panel of the row: border pixels singly, the interior in blocks of pb. */
@@ -298,13 +351,10 @@ static FORCE_INLINE void block_pairs(size_t pp, const struct row *r, size_t ow, 
     if (e != NULL && e->residual != NULL)
         for (size_t i = 0; i < pp; ++i)
             acc[i] = mlcc_f32v_add(acc[i], mlcc_f32v_load(e->residual + (r->p0 + ow + 2u * i) * oc));
-    const struct mlcc_f32_epilogue *scalar_act = e == NULL || mlcc_f32v_activate(e, acc, pp) ? NULL : e;
+    const struct mlcc_f32_epilogue *scalar_act = e == NULL || activate_block(e, acc, pp) ? NULL : e;
     for (size_t i = 0; i < pp; ++i) {
         float *yp = r->y + (ow + 2u * i) * oc;
-        if (q->lanes == LANES && scalar_act == NULL)
-            mlcc_f32v_store(yp, acc[i]);
-        else
-            store_part(acc[i], yp, q->lanes, scalar_act);
+        store_part(acc[i], yp, q->lanes, scalar_act);
     }
 }
 
