@@ -37,6 +37,9 @@ class Target:
     conv_layout: str = "NCHW"  # activations' layout in convolutional regions: NCHW or NHWC (passes/choose_layout)
     l1d_bytes: int = 32768  # per-core data caches the kernels block for (0: none); ops/_gemm.blocking
     l2_bytes: int = 262144
+    # SIMD registers a kernel may hold at once (mlcc/simd/<isa>.h's MLCC_F32V_REGISTERS): ymm0-15 on AVX2,
+    # zmm0-31 on AVX-512, v0-31 on AArch64; how wide a register tile can be (ops/_conv_direct)
+    vector_registers: int = 16
     # k per group (channels x taps) up to which f32-conv's direct kernel beats a packed GEMM per group
     # (ops/_conv_direct): it reads A unpacked, one broadcast per input element and pixel. AVX-512,
     # ShuffleNet's grouped 1x1, thread CPU time per group (min of 1000): 28x28 k 34 n 34 31 vs 49 us,

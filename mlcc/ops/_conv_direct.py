@@ -30,12 +30,27 @@ def lanes(target) -> int:
     return max(1, target.vector_bytes // 4)
 
 
+MIN_BLOCK_PIXELS = 3  # pixels a panel's register block keeps at least (the kernel's BLOCK_PIXELS)
+
+
+def max_panel_vectors(target) -> int:
+    """The widest panel whose block of accumulators still spans MIN_BLOCK_PIXELS pixels, with its row of
+    weights and a broadcast beside them in the register file (the kernel's BLOCK_PIXELS): 4 vectors with 32
+    registers, 3 with AVX2's 16, where a 4-vector panel ran 2 pixels a block. AMD Zen 4, AVX2, ShuffleNet's
+    28-channel groups (28x28 shuffled, 56x56 from 6 channels), two 2-vector panels of 6-pixel blocks against
+    one 4-vector panel: 0.89-0.95x the time. Without SIMD (the __reference form) MAX_VECTORS."""
+    nv = MAX_VECTORS
+    while lanes(target) > 1 and nv > 1 and (target.vector_registers - nv - 2) // nv < MIN_BLOCK_PIXELS:
+        nv -= 1
+    return nv
+
+
 def panel_width(target, out_channels: int) -> int:
-    """Output channels per panel: whole vectors, at most MAX_VECTORS, the panels as even as they come
-    (96 channels on AVX-512: two panels of 3 vectors, not 4 + 2)."""
+    """Output channels per panel: whole vectors, at most max_panel_vectors, the panels as even as they come
+    (96 channels on AVX-512: two panels of 3 vectors, not 4 + 2; 28 on AVX2: two of 2, not one of 4)."""
     width = lanes(target)
     vectors = -(-out_channels // width)
-    panels = -(-vectors // MAX_VECTORS)
+    panels = -(-vectors // max_panel_vectors(target))
     return -(-vectors // panels) * width
 
 
