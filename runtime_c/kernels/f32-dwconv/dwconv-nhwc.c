@@ -1,10 +1,10 @@
-/* f32-dwconv on the SIMD shim. Per output row, per vector of channels (a pair of them for stride-2 3x3 rows
- * where a vector is half a cache line, PAIRS): the row's pixels in tiles of TILE,
+/* f32-dwconv on the SIMD shim. Per output row, per vector of channels: the row's pixels in tiles of TILE,
  * a 3x3 window (stride 1 or 2 along w) with its nine weight vectors held in registers for the whole row and
  * each input column loaded once per tile, any other window with each weight vector loaded once per tile.
  * Which taps of a row fall inside the input is worked out once per row; along w only the border pixels
- * check theirs, the interior ones read every tap unchecked. Where a vector is half a cache line, a stride-1
- * row padded by one runs the other way round (CHANNELS_INNER): per tile of pixels, every vector of channels. */
+ * check theirs, the interior ones read every tap unchecked. Where a vector is half a cache line, 3x3 rows of
+ * stride 1 padded by one and of stride 2 run the other way round (CHANNELS_INNER): per tile of pixels, every
+ * vector of channels. */
 #include "mlcc/kernels/f32-dwconv.h"
 #include "mlcc/simd.h"
 
@@ -330,13 +330,15 @@ static void row_3x3_padded(const struct row *row, size_t c)
     if (r.plan.post != POST_NONE) post_pass(&r, 0, width, c, 0);
 }
 
-/* Where a vector is half a cache line (AVX2's 8 floats), row_3x3_padded's rows run the channels innermost:
- * for a tile of pixels, every vector of a block of channels, then the next tile. One vector of channels per
- * pass along the row read half of each input line a pass and ran about one FMA a cycle on MobileNetV2's
- * layers (Zen 4, AVX2: 112x112x32 3x3 at 48% of the FMA peak, a layer small enough for L1 at 68%); the tiles
- * over a block of channels read their input pixels whole and in order (0.78-0.97x the time). Blocks of at most
- * CHANNEL_BLOCK channels keep a tile's 3 x 6 input pixels and its taps in L1 (14x14x576 as one block: 0.96x,
- * in three: 0.89x). AVX-512's 16-float vectors keep the passes (this order: 0.95-1.09x the time there). */
+/* Where a vector is half a cache line (AVX2's 8 floats), the 3x3 rows of stride 1 padded by one
+ * (row_3x3_padded's and their first and last) and of stride 2 run the channels innermost: for a tile of
+ * pixels, every vector of a block of channels, then the next tile. One vector of channels per pass along the
+ * row read half of each input line a pass and ran about one FMA a cycle on MobileNetV2's layers (Zen 4, AVX2:
+ * 112x112x32 3x3 at 48% of the FMA peak, a layer small enough for L1 at 68%); the tiles over a block of
+ * channels read their input pixels whole and in order (stride 1: 0.78-0.97x the time; stride 2: 0.82-0.88x
+ * of two vectors a pass, which this replaces). Blocks of at most CHANNEL_BLOCK channels keep a tile's input
+ * pixels and its taps in L1 (14x14x576 as one block: 0.96x, in three: 0.89x). AVX-512's 16-float vectors
+ * keep the passes (this order: 0.95-1.09x the time there). */
 #if MLCC_F32V_LANES * 4u * 2u == 64u
 #define CHANNELS_INNER 1
 #else
@@ -346,18 +348,25 @@ static void row_3x3_padded(const struct row *row, size_t c)
 #if CHANNELS_INNER
 #define CHANNEL_BLOCK 256u
 
-/* Pixels ow .. ow + count of a row_3x3_padded row (left and right as tile_3x3_border's) for every channel,
- * the channels innermost: the tile's input pixels are read whole and in order, its nine taps loaded per
- * vector of channels, each sum taking its taps in tile_3x3's order. Everything the channel loop reads is a
- * local, so the stores do not make it reload the row's fields. count, left and right are constants once
- * inlined. */
-static FORCE_INLINE void span_3x3_padded(const struct row *r, const float *const xr[3], size_t c0, size_t c1,
-                                         size_t ow, size_t count, int left, int right)
+/* Pixels ow .. ow + count of a 3x3 row over `rows` input rows xr with stride s along w, for the channels
+ * [c0, c1), the channels innermost: the tile's input pixels are read whole and in order, the taps loaded per
+ * vector of channels. Pixel p applies the taps kw in [k0, k1), except the first with `left` (kw 1 and 2) and
+ * the last with `right` (kw 0 and 1): a stride-1 row's border pixels inside its tiles (tile_3x3_border), or a
+ * border pixel alone (edge_3x3). pad: the padding along w (a constant where known: the geometry's reload
+ * per tile cost 112x112x32 4%). Each sum takes its taps in tile_3x3's order. Everything the channel loop
+ * reads is a local, so the stores do not make it reload the row's fields. rows, s, count, k0, k1, left and
+ * right are constants once inlined. */
+static FORCE_INLINE void span_3x3(const struct row *r, const float *const xr[3], size_t rows, size_t s, size_t pad,
+                                  size_t c0, size_t c1, size_t ow, size_t count, size_t k0, size_t k1, int left,
+                                  int right)
 {
     const size_t channels = r->channels, last = c1 - LANES;
-    const size_t j0 = left ? 1u : 0u, j1 = count + (right ? 1u : 2u);  /* input columns ow - 1 + j */
+    /* j: the input column ow * s - pad + j, read by pixels p with p * s + klo(p) <= j < p * s + khi(p) */
+#define KLO(p) (left && (p) == 0 ? 1u : k0)
+#define KHI(p) (right && (p) == count - 1 ? 2u : k1)
+    const size_t j0 = KLO(0), j1 = (count - 1) * s + KHI(count - 1);
     const float *xs[3];
-    for (size_t i = 0; i < 3; ++i) xs[i] = xr[i] + (ow + j0 - 1u) * channels;
+    for (size_t i = 0; i < rows; ++i) xs[i] = xr[i] + (ow * s + j0 - pad) * channels;
     const float *w = weight_row(r, 0, r->kh_lo), *bias = r->bias;
     float *y = r->y + ow * channels;
     const float *res = r->plan.residual != NULL ? r->plan.residual + (r->pixel + ow) * r->plan.residual_rs : NULL;
@@ -366,15 +375,15 @@ static FORCE_INLINE void span_3x3_padded(const struct row *r, const float *const
     const mlcc_f32v lo = mlcc_f32v_splat(r->plan.lo), hi = mlcc_f32v_splat(r->plan.hi), zero = mlcc_f32v_zero();
     for (size_t c = c0;; c = MLCC_MIN(c + LANES, last)) {
         mlcc_f32v acc[BORDER_TILE_MAX], wv[3][3];
-        for (size_t i = 0; i < 3; ++i)
+        for (size_t i = 0; i < rows; ++i)
             for (size_t kw = 0; kw < 3; ++kw) wv[i][kw] = mlcc_f32v_load(w + (i * 3 + kw) * channels + c);
         const mlcc_f32v b = bias != NULL ? mlcc_f32v_load(bias + c) : zero;
         for (size_t p = 0; p < count; ++p) acc[p] = b;
-        for (size_t i = 0; i < 3; ++i) {
+        for (size_t i = 0; i < rows; ++i) {
             for (size_t j = j0; j < j1; ++j) {
                 const mlcc_f32v xv = mlcc_f32v_load(xs[i] + (j - j0) * channels + c);
-                for (size_t p = j > 2u ? j - 2u : 0u; p <= j && p < count; ++p)
-                    acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p]);
+                for (size_t p = 0; p < count; ++p)
+                    if (j >= p * s + KLO(p) && j < p * s + KHI(p)) acc[p] = mlcc_f32v_fma(acc[p], xv, wv[i][j - p * s]);
             }
         }
         if (res != NULL)
@@ -386,40 +395,120 @@ static FORCE_INLINE void span_3x3_padded(const struct row *r, const float *const
         for (size_t p = 0; p < count; ++p) mlcc_f32v_store(y + p * channels + c, acc[p]);
         if (c == last) break;
     }
+#undef KLO
+#undef KHI
 }
 
-/* row_3x3_padded for every channel, a tile of pixels and a block of channels at a time (CHANNELS_INNER). */
-static void row_3x3_padded_channels_inner(const struct row *row)
+/* The channel blocks of a row: [c0, c1) in turn, none narrower than a vector. */
+#define FOR_CHANNEL_BLOCKS(channels, c0, c1)                                                                     \
+    for (size_t blocks_ = ((channels) + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK,                                     \
+                block_ = ((channels) / blocks_ + LANES - 1) / LANES * LANES, c0 = 0, c1 = 0;                   \
+         c0 < (channels) && ((c1 = (channels) - c0 < block_ + LANES ? (channels) : c0 + block_), 1); c0 = c1)
+
+/* row_3x3_padded (over `rows` input rows, a constant once inlined) for every channel, a tile of pixels and a
+ * block of channels at a time. */
+static FORCE_INLINE void row_3x3_padded_channels_inner(const struct row *row, size_t rows)
 {
     const struct row r = *row;
     const size_t width = r.g->out[2];
-    const float *xr[3];
-    for (size_t i = 0; i < 3; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
-    const size_t channels = r.channels, blocks = (channels + CHANNEL_BLOCK - 1) / CHANNEL_BLOCK;
-    const size_t block = (channels / blocks + LANES - 1) / LANES * LANES;
-    for (size_t c0 = 0, c1; c0 < channels; c0 = c1) {
-        c1 = channels - c0 < block + LANES ? channels : c0 + block;  /* no last block narrower than a vector */
+    const float *xr[3] = {r.x, r.x, r.x};
+    for (size_t i = 0; i < rows; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
+    FOR_CHANNEL_BLOCKS(r.channels, c0, c1) {
         const size_t first = width < 8u ? width - 3u : 4u, last = width - (width < 8u ? 3u : 4u);
         size_t ow = first;
         if (first == 4u)
-            span_3x3_padded(&r, xr, c0, c1, 0, 4, 1, 0);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 4, 0, 3, 1, 0);
         else
-            span_3x3_padded(&r, xr, c0, c1, 0, 3, 1, 0);
-        for (; ow + TILE <= last; ow += TILE) span_3x3_padded(&r, xr, c0, c1, ow, TILE, 0, 0);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 3, 0, 3, 1, 0);
+        for (; ow + TILE <= last; ow += TILE) span_3x3(&r, xr, rows, 1, 1, c0, c1, ow, TILE, 0, 3, 0, 0);
         if (ow + 3 <= last) {
-            span_3x3_padded(&r, xr, c0, c1, ow, 3, 0, 0);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, ow, 3, 0, 3, 0, 0);
             ow += 3;
         } else if (ow + 2 <= last) {
-            span_3x3_padded(&r, xr, c0, c1, ow, 2, 0, 0);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, ow, 2, 0, 3, 0, 0);
             ow += 2;
         }
-        for (; ow < last; ++ow) span_3x3_padded(&r, xr, c0, c1, ow, 1, 0, 0);
+        for (; ow < last; ++ow) span_3x3(&r, xr, rows, 1, 1, c0, c1, ow, 1, 0, 3, 0, 0);
         if (width - last == 4u)
-            span_3x3_padded(&r, xr, c0, c1, last, 4, 0, 1);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, last, 4, 0, 3, 0, 1);
         else
-            span_3x3_padded(&r, xr, c0, c1, last, 3, 0, 1);
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, last, 3, 0, 3, 0, 1);
     }
     if (r.plan.post != POST_NONE) post_pass(&r, 0, width, 0, 1);
+}
+
+/* A border pixel of row_3x3_channels_inner for the channels [c0, c1): edge_3x3's cases. */
+static FORCE_INLINE void edge_3x3_channels_inner(const struct row *r, const float *const xr[3], size_t rows,
+                                                 size_t s, size_t pad, size_t c0, size_t c1, size_t ow)
+{
+    size_t kw_lo, kw_hi;
+    taps_inside(input_column(r->g, ow), 3, 1, r->g->in[2], &kw_lo, &kw_hi);
+    if (kw_lo == 1 && kw_hi == 3) {
+        span_3x3(r, xr, rows, s, pad, c0, c1, ow, 1, 1, 3, 0, 0);
+    } else if (kw_lo == 0 && kw_hi == 2) {
+        span_3x3(r, xr, rows, s, pad, c0, c1, ow, 1, 0, 2, 0, 0);
+    } else {
+        for (size_t c = c0;; c = MLCC_MIN(c + LANES, c1 - LANES)) {
+            pixel_vector(r, ow, c);
+            if (c == c1 - LANES) break;
+        }
+    }
+}
+
+/* row_3x3_over (rows and s constants once inlined) for every channel, a tile of pixels and a block of
+ * channels at a time. */
+static FORCE_INLINE void row_3x3_channels_inner(const struct row *row, size_t rows, size_t s, size_t ow_lo,
+                                                size_t ow_hi)
+{
+    const struct row r = *row;
+    const size_t pad = r.g->pad[2];
+    const float *xr[3] = {r.x, r.x, r.x};
+    for (size_t i = 0; i < rows; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
+    FOR_CHANNEL_BLOCKS(r.channels, c0, c1) {
+        size_t ow = 0;
+        for (; ow < ow_lo; ++ow) edge_3x3_channels_inner(&r, xr, rows, s, pad, c0, c1, ow);
+        for (; ow + TILE <= ow_hi; ow += TILE) span_3x3(&r, xr, rows, s, pad, c0, c1, ow, TILE, 0, 3, 0, 0);
+        if (ow + 3 <= ow_hi) {
+            span_3x3(&r, xr, rows, s, pad, c0, c1, ow, 3, 0, 3, 0, 0);
+            ow += 3;
+        } else if (ow + 2 <= ow_hi) {
+            span_3x3(&r, xr, rows, s, pad, c0, c1, ow, 2, 0, 3, 0, 0);
+            ow += 2;
+        }
+        for (; ow < ow_hi; ++ow) span_3x3(&r, xr, rows, s, pad, c0, c1, ow, 1, 0, 3, 0, 0);
+        for (; ow < r.g->out[2]; ++ow) edge_3x3_channels_inner(&r, xr, rows, s, pad, c0, c1, ow);
+    }
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, r.g->out[2], 0, 1);
+}
+
+static NO_INLINE void row_3x3_padded3_channels_inner(const struct row *r)
+{
+    row_3x3_padded_channels_inner(r, 3);
+}
+
+static NO_INLINE void row_3x3_padded2_channels_inner(const struct row *r)
+{
+    row_3x3_padded_channels_inner(r, 2);
+}
+
+static NO_INLINE void row_3x3_stride2_channels_inner(const struct row *r, size_t ow_lo, size_t ow_hi)
+{
+    if (r->kh_hi - r->kh_lo == 3)
+        row_3x3_channels_inner(r, 3, 2, ow_lo, ow_hi);
+    else
+        row_3x3_channels_inner(r, 2, 2, ow_lo, ow_hi);
+}
+
+/* A 3x3 row (CHANNELS_3X3 or _PADDED) with two or three of its taps along h inside the input, channels
+ * innermost: padded stride-1 rows or stride-2 rows, a copy for each row count. */
+static void row_3x3_by_tiles(const struct row *r, int padded, size_t ow_lo, size_t ow_hi)
+{
+    if (padded && r->kh_hi - r->kh_lo == 3)
+        row_3x3_padded3_channels_inner(r);
+    else if (padded)
+        row_3x3_padded2_channels_inner(r);
+    else
+        row_3x3_stride2_channels_inner(r, ow_lo, ow_hi);
 }
 #endif
 
@@ -504,106 +593,6 @@ static void row_3x3(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
     else
         row_3x3_act(r, ACTIVATION_COPIES ? MLCC_ACTIVATION_NONE : act, c, ow_lo, ow_hi);
 }
-
-/* Stride-2 3x3 rows two vectors of channels at a time where a vector is half a cache line (AVX2's 8 floats):
- * each input line a tile reads is used whole, where one vector per tile used half of it and the other half a
- * channel pass later (Zen 4, AVX2: MobileNetV2's and ShuffleNet's stride-2 layers 0.75-0.94x the time). The
- * 2 x 4 sums leave no registers for the nine taps: each input row's six are loaded per tile. At stride 1 the
- * one-vector tiles, taps in registers, were as fast or faster (56x56x144 1.11x the time as pairs). */
-#if MLCC_F32V_LANES * 4u * 2u == 64u
-#define PAIRS 1
-#else
-#define PAIRS 0
-#endif
-
-#if PAIRS
-/* tile_3x3 for the channels c .. c + 2 * LANES, the taps of input row i at wr[i] + kw * channels (+ LANES). */
-static FORCE_INLINE void tile_3x3_pair(const struct row *r, const float *const wr[3], const float *const xr[3],
-                                       size_t rows, size_t s, size_t ow, size_t c, size_t count, size_t k0, size_t k1)
-{
-    const size_t channels = r->channels, first = ow * s + k0 - r->g->pad[2];
-    mlcc_f32v acc[2][TILE];
-    const mlcc_f32v b0 = bias_vector(r, c), b1 = bias_vector(r, c + LANES);
-    for (size_t p = 0; p < count; ++p) {
-        acc[0][p] = b0;
-        acc[1][p] = b1;
-    }
-    for (size_t i = 0; i < rows; ++i) {
-        const float *xi = xr[i] + first * channels + c;
-        mlcc_f32v wv[3][2];
-        for (size_t k = k0; k < k1; ++k) {
-            wv[k][0] = mlcc_f32v_load(wr[i] + k * channels);
-            wv[k][1] = mlcc_f32v_load(wr[i] + k * channels + LANES);
-        }
-        for (size_t j = k0; j < (count - 1) * s + k1; ++j) {
-            for (size_t v = 0; v < 2; ++v) {
-                const mlcc_f32v xv = mlcc_f32v_load(xi + (j - k0) * channels + v * LANES);
-                for (size_t p = 0; p < count; ++p)
-                    if (j >= p * s + k0 && j < p * s + k1) acc[v][p] = mlcc_f32v_fma(acc[v][p], xv, wv[j - p * s][v]);
-            }
-        }
-    }
-    finish_pixels(r, acc[0], count, ow, c);
-    finish_pixels(r, acc[1], count, ow, c + LANES);
-}
-
-/* edge_3x3 for the two vectors at c. */
-static FORCE_INLINE void edge_3x3_pair(const struct row *r, const float *const wr[3], const float *const xr[3],
-                                       size_t rows, size_t s, size_t ow, size_t c)
-{
-    size_t kw_lo, kw_hi;
-    taps_inside(input_column(r->g, ow), 3, 1, r->g->in[2], &kw_lo, &kw_hi);
-    if (kw_lo == 1 && kw_hi == 3) {
-        tile_3x3_pair(r, wr, xr, rows, s, ow, c, 1, 1, 3);
-    } else if (kw_lo == 0 && kw_hi == 2) {
-        tile_3x3_pair(r, wr, xr, rows, s, ow, c, 1, 0, 2);
-    } else {
-        pixel_vector(r, ow, c);
-        pixel_vector(r, ow, c + LANES);
-    }
-}
-
-/* row_3x3_over for the two vectors at c (rows and s constants once inlined). */
-static FORCE_INLINE void row_3x3_pair_over(const struct row *row, size_t rows, size_t s, size_t c, size_t ow_lo,
-                                           size_t ow_hi)
-{
-    const struct row r = *row;
-    const float *xr[3] = {r.x, r.x, r.x}, *wr[3] = {r.w, r.w, r.w};
-    for (size_t i = 0; i < rows; ++i) {
-        xr[i] = input_row(&r, 0, r.kh_lo + i);
-        wr[i] = weight_row(&r, 0, r.kh_lo + i) + c;
-    }
-    size_t ow = 0;
-    for (; ow < ow_lo; ++ow) edge_3x3_pair(&r, wr, xr, rows, s, ow, c);
-    for (; ow + TILE <= ow_hi; ow += TILE) tile_3x3_pair(&r, wr, xr, rows, s, ow, c, TILE, 0, 3);
-    if (ow + 3 <= ow_hi) {
-        tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 3, 0, 3);
-        ow += 3;
-    } else if (ow + 2 <= ow_hi) {
-        tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 2, 0, 3);
-        ow += 2;
-    }
-    for (; ow < ow_hi; ++ow) tile_3x3_pair(&r, wr, xr, rows, s, ow, c, 1, 0, 3);
-    for (; ow < r.g->out[2]; ++ow) edge_3x3_pair(&r, wr, xr, rows, s, ow, c);
-    if (r.plan.post != POST_NONE) {
-        post_pass(&r, 0, r.g->out[2], c, 0);
-        post_pass(&r, 0, r.g->out[2], c + LANES, 0);
-    }
-}
-
-/* The two vectors at c of a stride-2 3x3 row: a copy each for the image's inner rows (three input rows) and
- * its first or last (two). */
-static void row_3x3_pair_stride2(const struct row *r, size_t c, size_t ow_lo, size_t ow_hi)
-{
-    const size_t rows = r->kd_hi > r->kd_lo ? r->kh_hi - r->kh_lo : 0u;
-    if (rows == 3)
-        row_3x3_pair_over(r, 3, 2, c, ow_lo, ow_hi);
-    else if (rows == 2)
-        row_3x3_pair_over(r, 2, 2, c, ow_lo, ow_hi);
-    else
-        row_3x3_pair_over(r, rows, 2, c, ow_lo, ow_hi);
-}
-#endif
 
 /* pixel_portable for the flat rows' border pixels (below), the `channels` (a constant once inlined) sums held in
  * registers across the taps instead of reloaded from the output at each. */
@@ -819,18 +808,16 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
                 const size_t last = channels - LANES;
                 const int padded = path == CHANNELS_3X3_PADDED && r.kd_hi > r.kd_lo && r.kh_hi - r.kh_lo == 3;
 #if CHANNELS_INNER
-                if (padded) {
-                    row_3x3_padded_channels_inner(&r);
-                    break;
+                {
+                    const size_t rows = r.kd_hi > r.kd_lo ? r.kh_hi - r.kh_lo : 0u;
+                    if (path != CHANNELS && (rows == 2 || rows == 3)
+                        && (path == CHANNELS_3X3_PADDED || g->stride[2] == 2)) {
+                        row_3x3_by_tiles(&r, path == CHANNELS_3X3_PADDED, ow_lo, ow_hi);
+                        break;
+                    }
                 }
 #endif
-                size_t c = 0;
-#if PAIRS
-                if (path != CHANNELS && g->stride[2] == 2)
-                    for (; c + 2 * LANES <= channels; c += 2 * LANES) row_3x3_pair_stride2(&r, c, ow_lo, ow_hi);
-                if (c == channels) break;
-#endif
-                for (c = MLCC_MIN(c, last);; c = MLCC_MIN(c + LANES, last)) {
+                for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
                     if (padded)
                         row_3x3_padded(&r, c);
                     else if (path != CHANNELS)
