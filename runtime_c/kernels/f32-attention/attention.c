@@ -150,21 +150,25 @@ void MLCC_ISA_NAME(mlcc_f32_attention_head)(const struct mlcc_f32_gemm_config *g
 
 /* acc[i][0..1] += x(i, p) * w[p][0..7] over kc steps, x's (row i, step p) in all 4 lanes of
  * xb[(p * 4 + i) * 4 ..]: f32-gemm's 4x8__wasmsimd loop (its addresses advanced before the loads as
- * integers, hidden from loop strength reduction, so every load takes a constant offset) */
+ * integers, hidden from loop strength reduction, so every load takes a constant offset; two steps a pass,
+ * each after its own exit test, so V8 checks the stack once per two steps) */
 static inline void accumulate_4x8(v128_t acc[ROWS_AT_ONCE][2], size_t kc, const float *xb,
                                   const float *MLCC_RESTRICT w)
 {
     uintptr_t at = (uintptr_t)xb - ROWS_AT_ONCE * 4u * sizeof(float), wt = (uintptr_t)w - PANEL * sizeof(float);
-    for (size_t p = 0; p < kc; ++p) {
-        at += ROWS_AT_ONCE * 4u * sizeof(float);
-        wt += PANEL * sizeof(float);
-        __asm__("" : "+r"(at), "+r"(wt));
-        const float *ap = (const float *)at, *wp = (const float *)wt;
-        const v128_t b0 = wasm_v128_load(wp), b1 = wasm_v128_load(wp + 4);
-        for (size_t i = 0; i < ROWS_AT_ONCE; ++i) {
-            const v128_t ai = wasm_v128_load(ap + i * 4u);
-            acc[i][0] = mlcc_f32v_fma(acc[i][0], ai, b0);
-            acc[i][1] = mlcc_f32v_fma(acc[i][1], ai, b1);
+    for (size_t left = kc;;) {
+        for (int half = 0; half < 2; ++half, --left) {
+            if (left == 0) return;
+            at += ROWS_AT_ONCE * 4u * sizeof(float);
+            wt += PANEL * sizeof(float);
+            __asm__("" : "+r"(at), "+r"(wt));
+            const float *ap = (const float *)at, *wp = (const float *)wt;
+            const v128_t b0 = wasm_v128_load(wp), b1 = wasm_v128_load(wp + 4);
+            for (size_t i = 0; i < ROWS_AT_ONCE; ++i) {
+                const v128_t ai = wasm_v128_load(ap + i * 4u);
+                acc[i][0] = mlcc_f32v_fma(acc[i][0], ai, b0);
+                acc[i][1] = mlcc_f32v_fma(acc[i][1], ai, b1);
+            }
         }
     }
 }
