@@ -1,6 +1,7 @@
-/* Checks mlcc_f32_conv_direct_nhwc__<isa> and __reference against a naive convolution over unpacked weights:
- * 1 to 5 and 34 input channels, some read from wider pixels (a group's slice), output channel counts around every vector width (1 .. 33, 48, 64) with panels of
- * 1 to 4 vectors (and widths __<isa> hands to __reference), 1x1 images, pads on every side (wider than the
+/* Checks mlcc_f32_conv_direct_nhwc__<isa> against a naive convolution over unpacked weights: 1 to 5 and 34
+ * input channels, some read from wider pixels (a group's slice), output channel counts around every vector width
+ * (1 .. 33, 48, 64) with panels of 1 to 4 of the shim's vectors, and a width of 6 floats, which __<isa> hands to
+ * __reference (so the oracle is checked on every target too, and alone where there is no shim), 1x1 images, pads on every side (wider than the
  * window too), strides and dilations per axis, 3x3 / 7x7 / 10x4 / 1-D / 3-D windows, with and without
  * bias, output rows wider than the channels (a slice of a Concat), channels read through a permuting table
  * (some of its offsets before x: a group reading another group's channels), and fused epilogues (vector and scalar
@@ -13,6 +14,15 @@
 
 #include "edges.h"
 #include "mlcc/kernels/f32-conv.h"
+#include "mlcc/simd.h"
+
+/* nr (widths[] below): 1 to 4 of the shim's vectors (4 floats a portable build's), and 6, which every shim hands to __reference:
+ * a width no shim runs would check the reference alone, as 6 does */
+#if MLCC_HAVE_F32V
+#define WIDTH_LANES MLCC_F32V_LANES
+#else
+#define WIDTH_LANES 4u
+#endif
 
 #define ELEMS 131072u
 
@@ -126,14 +136,10 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
     naive(&g, channels, xs, source, out_channels, x, bias, pitch, epilogue);
     const int32_t *x_channels = permuted ? offsets : NULL;
     const float *x_at = permuted ? x + 1 : x;
-    for (int form = 0; form < 2; ++form) {
+    {
         float *got = fenced_sentinel(got_buf, out * pitch);
-        if (form == 0)
-            mlcc_f32_conv_direct_nhwc__reference(&g, channels, xs, x_channels, out_channels, nr, x_at, w, bias, got,
+        MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(&g, channels, xs, x_channels, out_channels, nr, x_at, w, bias, got,
                                                  pitch, epilogue);
-        else
-            MLCC_ISA_NAME(mlcc_f32_conv_direct_nhwc)(&g, channels, xs, x_channels, out_channels, nr, x_at, w, bias,
-                                                     got, pitch, epilogue);
         ++cases;
         size_t first = 0;
         const size_t bad = compare(got, out, pitch, out_channels, &first);
@@ -141,7 +147,7 @@ static void check(const struct shape *s, size_t channels, size_t xs, size_t out_
             ++failures;
             printf("FAIL %s in %zux%zux%zu k %zux%zux%zu s %zu,%zu,%zu dil %zu,%zu,%zu pad %zu,%zu,%zu/%zu,%zu,%zu "
                    "channels %zu (of %zu%s) -> %zu nr %zu pitch %zu bias %d epilogue %d: %zu bad, first [%zu] got %g want %g\n",
-                   form ? "simd" : "scalar", s->in[0], s->in[1], s->in[2], s->kernel[0], s->kernel[1], s->kernel[2],
+                   MLCC_HAVE_F32V && nr % WIDTH_LANES == 0 ? "simd" : "reference", s->in[0], s->in[1], s->in[2], s->kernel[0], s->kernel[1], s->kernel[2],
                    s->stride[0], s->stride[1], s->stride[2], s->dilation[0], s->dilation[1], s->dilation[2],
                    s->pad[0], s->pad[1], s->pad[2], s->pad_end[0], s->pad_end[1], s->pad_end[2], channels,
                    xs, permuted ? ", permuted" : "", out_channels, nr, pitch, with_bias, epilogue_kind, bad, first, (double)got[first],
@@ -171,7 +177,7 @@ static const struct shape shapes[] = {
 
 static const size_t channel_counts[] = {1, 2, 3, 4, 5, 34};
 static const size_t out_counts[] = {1, 3, 4, 7, 8, 9, 16, 17, 24, 32, 33, 48, 64};
-static const size_t widths[] = {4, 8, 12, 16, 24, 32, 48, 64, 6};  /* nr: 1 to 4 vectors of each shim, and odd */
+static const size_t widths[] = {WIDTH_LANES, 2 * WIDTH_LANES, 3 * WIDTH_LANES, 4 * WIDTH_LANES, 6};
 
 int main(void)
 {
