@@ -183,8 +183,10 @@ static MLCC_F32_GEMM_INLINE void gemm_blocks(const struct mlcc_f32_gemm_config *
                             : first_sum(rows, nb, cij, ldc, bias == NULL ? NULL : bias + (i0 + i) * bias_rs + j * bias_cs,
                                         bias_rs, bias_cs, beta);
                         if (rows * 2 > mr) {  /* a short tile wastes less than rows one at a time */
+                            /* the last tile: the rows after it, if any, too few for one (run one at a time) */
+                            const int edge = i == 0 || (i + mr + mr / 2 >= mc);
                             const mlcc_f32_gemm_ukernel_fn tile =
-                                config->edge_tile != NULL && (i == 0 || i + mr >= mc) ? config->edge_tile : config->tile;
+                                config->edge_tile != NULL && edge ? config->edge_tile : config->tile;
 #if defined(MLCC_F32_GEMM_DIRECT_TILE)
                             if (tile == MLCC_F32_GEMM_DIRECT_TILE)
                                 MLCC_F32_GEMM_DIRECT_TILE(rows, nb, kc, ai, ars, acs, w, cij, ldc, init, alpha, e, rij);

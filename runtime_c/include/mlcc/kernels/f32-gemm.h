@@ -58,8 +58,9 @@ struct mlcc_f32_gemm_config {
     size_t mc;
     size_t nc;
     enum mlcc_f32_gemm_a_packing packed_a;
-    /* The tile for the first and the last row of tiles over a micro-panel of B in a block, prefetching B
-     * ahead: the first streams the panel in from memory, the last the head of the next one (NULL: tile). */
+    /* The tile for the first and the last tile over a micro-panel of B in a block (the last: the rows after
+     * it, if any, run one at a time), prefetching B ahead: the first streams the panel in from memory, the
+     * last the head of the next one (NULL: tile). */
     mlcc_f32_gemm_ukernel_fn edge_tile;
 };
 
