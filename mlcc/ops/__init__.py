@@ -263,6 +263,15 @@ class Op:
         return permuted_constant(data, keep_rank=False)
 
     # --- channel permutations (passes/fold_channel_permutations) ----------------------------------
+    def reads_channels_first(self, node: Node, index: int, target) -> bool:
+        """Can the channels-last node read input `index` where it is stored channels-first (N C [D] H W, as
+        the model has it), with no copy (then read_channels_first marks it)? passes/fold_layout_transposes."""
+        return False
+
+    def read_channels_first(self, node: Node, index: int) -> None:
+        """Mark input `index` as read channels-first (the pass then gives the node the channels-first tensor)."""
+        raise NotImplementedError(f"{self.op_type} cannot read its input channels-first")
+
     def reads_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int, target) -> str | None:
         """Can the node read input `index` stored with its channels (along `axis`) permuted, logical channel c
         at stored channel order[c], with no copy? ABSORB: its weights or a table of where each channel lies

@@ -9,6 +9,9 @@ import numpy as np
 from ..ir import Node, Value
 
 NHWC = "NHWC"
+# Set by passes/fold_layout_transposes on a channels-last node that reads its data input where the model
+# stores it, channels-first (its output stays channels-last): its geometry is the node's own.
+CHANNELS_FIRST_INPUT = "channels_first_input"
 
 
 def is_channels_last(node: Node) -> bool:
@@ -23,8 +26,14 @@ def to_channels_last(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (shape[0], *shape[2:], shape[1])
 
 
+def reads_channels_first(node: Node) -> bool:
+    return bool(node.attrs.get(CHANNELS_FIRST_INPUT))
+
+
 def channels_first_view(node: Node) -> Node:
     """The node as if its data input were NC[D][H]W (for the geometry helpers; never lowered)."""
+    if reads_channels_first(node):
+        return node
     x = node.inputs[0]
     view = Value(x.name, x.dtype, to_channels_first(x.shape), x.data)
     return Node(node.op_type, node.name, [view, *node.inputs[1:]], node.outputs, node.attrs, node.domain, node.opset)

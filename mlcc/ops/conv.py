@@ -17,7 +17,15 @@ from ._conv import CONV_ATTRS, conv_geometry
 from ._epilogue import node_epilogue
 from ._fold import MakeConstant, float_const, scaled_bias
 from ._gemm import Epilogue, chunk_columns, packed_constant, packed_size, scratch_budget, use_tile
-from ._layout import NHWC, channels_first_view, float_activations, is_channels_last, to_channels_last
+from ._layout import (
+    CHANNELS_FIRST_INPUT,
+    NHWC,
+    channels_first_view,
+    float_activations,
+    is_channels_last,
+    reads_channels_first,
+    to_channels_last,
+)
 from .concat import output_row_pitch
 
 # input channels up to which `mlcc tune` also times the direct kernel of an ungrouped convolution
@@ -55,7 +63,11 @@ def _residual_stage(node: Node, ctx, epilogue: Epilogue, chunk: int) -> dict:
 
 
 def _channel_axis(node: Node) -> int:
-    return len(node.inputs[0].shape) - 1 if is_channels_last(node) else 1
+    return len(node.inputs[0].shape) - 1 if is_channels_last(node) and not reads_channels_first(node) else 1
+
+
+def _input_channels(node: Node) -> int:
+    return node.inputs[0].shape[_channel_axis(node)]
 
 
 def _keeps_groups(order: np.ndarray, group: int) -> bool:
@@ -99,7 +111,7 @@ class Conv(Op):
             return None
         geo = conv_geometry(channels_first_view(node))
         groups = int(node.attrs.get("group", 1))
-        channels = node.inputs[0].shape[-1]
+        channels = _input_channels(node)
         if not (_winograd.fits(geo) if measured else
                 _winograd.applies(target, geo, groups, channels // groups, w.shape[0] // groups)):
             return None
@@ -116,9 +128,11 @@ class Conv(Op):
             return ()
         geo = conv_geometry(channels_first_view(node))
         groups = int(node.attrs.get("group", 1))
-        group_in, group_out = node.inputs[0].shape[-1] // groups, w.shape[0] // groups
+        group_in, group_out = _input_channels(node) // groups, w.shape[0] // groups
         if groups > 1 and group_in == 1 and group_out == 1:
             return ()  # depthwise: f32-dwconv, no alternative
+        if reads_channels_first(node):
+            return (_conv_direct.ALGORITHM,)  # only the direct kernel reads channels-first
         found = [tuning.IM2COL]
         if _winograd.fits(geo):
             found.append(_winograd.ALGORITHM)
@@ -134,6 +148,23 @@ class Conv(Op):
         node.inputs = [node.inputs[0], constant(f"{w.name}_folded", data.astype(w.dtype)),
                        scaled_bias(node, scale, shift, constant)]
         return True
+
+    def reads_channels_first(self, node: Node, index: int, target) -> bool:
+        """An ungrouped convolution of few input channels on the direct kernel (a stem reading the image)
+        takes its input as the model has it, channels-first, at run-time-independent sizes: the kernel reads
+        channel c through its table of offsets, at c * H * W, with a pixel stride of 1."""
+        x, w = node.inputs[0], node.inputs[1]
+        if (index != 0 or not is_channels_last(node) or reads_channels_first(node) or x.dtype != np.float32
+                or not float_const(w) or int(node.attrs["group"]) != 1 or node.attrs.get(INPUT_CHANNEL_ORDER) is not None
+                or not all(isinstance(d, (int, np.integer)) for d in x.shape) or x.size > np.iinfo(np.int32).max):
+            return False  # the table's offsets are int32
+        algorithm = node.attrs.get("algorithm")
+        taps = int(np.prod(w.shape[2:]))
+        return algorithm == _conv_direct.ALGORITHM or (
+            algorithm is None and _conv_direct.applies(target, 1, x.shape[-1], w.shape[0], taps))
+
+    def read_channels_first(self, node: Node, index: int) -> None:
+        node.attrs[CHANNELS_FIRST_INPUT] = True
 
     def reads_permuted_channels(self, node: Node, index: int, order: np.ndarray, axis: int, target) -> str | None:
         """x's channels permuted: a depthwise convolution (one output per channel, no residual) forwards the
@@ -189,7 +220,7 @@ class Conv(Op):
     def writes_row_pitch(self, node: Node) -> bool:
         """Channels-last GEMM convolutions write C with a leading dimension (depthwise ones do not)."""
         group = int(node.attrs["group"])
-        depthwise = group > 1 and node.inputs[1].shape[0] == group and node.inputs[0].shape[-1] == group
+        depthwise = group > 1 and node.inputs[1].shape[0] == group and _input_channels(node) == group
         return is_channels_last(node) and not depthwise
 
     def in_place_inputs(self, node: Node) -> list[int]:
@@ -268,7 +299,7 @@ class Conv(Op):
         with the channels innermost. The fused epilogue's rows are output pixels, columns channels."""
         geo = conv_geometry(channels_first_view(node))
         x, w, bias, y = node.inputs[0], node.inputs[1], node.input(2), node.outputs[0]
-        images, channels = x.shape[0], x.shape[-1]
+        images, channels = x.shape[0], _input_channels(node)
         groups, out_channels = int(node.attrs["group"]), w.shape[0]
         group_in, group_out, pixels = channels // groups, out_channels // groups, geo.out_size
         epilogue = node_epilogue(node, self.epilogue_input, out_channels, 1, pixels * out_channels)
@@ -288,7 +319,9 @@ class Conv(Op):
         heuristic_direct = algorithm is None and (
             workspace_free or _conv_direct.applies(ctx.target, groups, group_in, group_out, geo.taps))
         order = node.attrs.get(INPUT_CHANNEL_ORDER)  # only the direct kernel reads through a table
-        if not depthwise and (algorithm == _conv_direct.ALGORITHM or heuristic_direct or order is not None):
+        channels_first = reads_channels_first(node)
+        if not depthwise and (algorithm == _conv_direct.ALGORITHM or heuristic_direct or order is not None
+                              or channels_first):
             node.attrs["algorithm"] = _conv_direct.ALGORITHM  # what ran, for `mlcc tune` (mlcc/tune.py)
             if epilogue is not None:
                 values["epilogue"] = epilogue.fields(ctx, _offset((n, epilogue.residual_batch_stride),
@@ -298,6 +331,18 @@ class Conv(Op):
             # W [groups * group_out, group_in, *kernel] -> [groups][(kernel..., group_in)][group_out]
             grouped = w.data.reshape(groups, group_out, group_in, *geo.kernel)
             values["x_channels"] = values["group_x_channels"] = "NULL"
+            values["x_pixel_stride"] = channels
+            if channels_first:  # one group: channel c's plane at c * H * W, its pixels one float apart
+                planes = [c * geo.in_size for c in range(channels)]
+                if any(cexpr.is_variable(p) for p in planes):  # run-time sizes: the table from the run's
+                    values["x_channels"] = "(const int32_t[]){ " + ", ".join(
+                        f"(int32_t){cexpr.text(p)}" if cexpr.is_variable(p) else str(p) for p in planes) + " }"
+                else:
+                    table = np.array(planes, np.int32)
+                    values["x_channels"] = ctx.constant(
+                        Value(f"{node.name}_input_planes", np.dtype(np.int32), table.shape, table))
+                values["group_x_channels"] = values["x_channels"]
+                values["x_pixel_stride"] = 1
             if order is not None:
                 # each group's channels in the order they are stored, so the kernel reads runs of them, the
                 # weights' input channels alike; the table: offsets from the group's own first channel

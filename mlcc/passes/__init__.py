@@ -23,7 +23,7 @@ PIPELINES: dict[int, list[str]] = {
     2: ["lower_quantized_islands", "fold_constants", "fuse_integer_matmul", "remove_identities", "simplify_algebra",
         "eliminate_common_subexpressions", "fold_batch_norm", "fuse_matmul_add", "recognise_softmax", "recognise_layer_norm", "recognise_gelu",
         "recognise_attention", "distribute_activations", "fuse_epilogues", "choose_layout", "choose_winograd",
-        "fold_channel_permutations", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
+        "fold_channel_permutations", "fold_layout_transposes", "fuse_elementwise", "eliminate_dead_code", "widen_float16"],
 }
 
 
