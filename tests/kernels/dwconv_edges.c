@@ -1,5 +1,5 @@
 /* Checks mlcc_f32_dwconv_nhwc__<isa> against its oracle mlcc_f32_dwconv_nhwc__reference: channel counts
- * around every vector width (1 .. 33, 48; 300 and 523 in blocks), 1x1 images, pads on every side (wider
+ * around every vector width (1 .. 33, 48, 64; 300 and 523 in blocks), 1x1 images, pads on every side (wider
  * than the window too), strides and dilations per axis, 3x3 / 5x5 / 10x4 / 1x1 / 1-D / 3-D windows, with and
  * without bias, and fused epilogues (vector and scalar activations, a residual read per element or broadcast
  * per pixel).
@@ -118,6 +118,11 @@ int main(void)
         check(&wide, wide_counts[j], 1, 0);
         check(&wide, wide_counts[j], (int)j, 2 + (int)j);  /* Clip; a residual, then HardSwish */
     }
+    /* DS-CNN's 5-wide rows at 64 channels: the whole row one tile (AVX2's channels-innermost narrow rows) */
+    static const struct shape narrow = {{1, 6, 5}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}};
+    check(&narrow, 64, 1, 0);
+    check(&narrow, 64, 0, 2);  /* Clip */
+    check(&narrow, 64, 1, 3);  /* a residual, then HardSwish (a pass over the stored row) */
     printf("%d of %d cases differ\n", failures, cases);
     return failures != 0;
 }

@@ -3,8 +3,8 @@
  * each input column loaded once per tile, any other window with each weight vector loaded once per tile.
  * Which taps of a row fall inside the input is worked out once per row; along w only the border pixels
  * check theirs, the interior ones read every tap unchecked. Where a vector is half a cache line, 3x3 rows of
- * stride 1 padded by one and of stride 2 run the other way round (CHANNELS_INNER): per tile of pixels, every
- * vector of channels. */
+ * stride 1 padded by one (narrow ones one tile) and of stride 2 run the other way round (CHANNELS_INNER): per
+ * tile of pixels, every vector of channels. */
 #include "mlcc/kernels/f32-dwconv.h"
 #include "mlcc/simd.h"
 
@@ -507,14 +507,50 @@ static NO_INLINE void row_3x3_stride2_channels_inner(const struct row *r, size_t
         row_3x3_channels_inner(r, 2, 2, ow_lo, ow_hi);
 }
 
-/* A 3x3 row (CHANNELS_3X3 or _PADDED) with two or three of its taps along h inside the input, channels
- * innermost: padded stride-1 rows or stride-2 rows, a copy for each row count. */
-static void row_3x3_by_tiles(const struct row *r, int padded, size_t ow_lo, size_t ow_hi)
+/* A padded stride-1 row 3 to BORDER_TILE_MAX pixels wide (DS-CNN's 5) over `rows` input rows (a constant once
+ * inlined): the whole row one tile, both border pixels in it, a block of channels at a time (row_3x3_over's
+ * tile_3x3_border per vector of channels, a pass each: 25x5x64 1.7x the time). */
+static FORCE_INLINE void row_3x3_narrow_channels_inner(const struct row *row, size_t rows)
 {
-    if (padded && r->kh_hi - r->kh_lo == 3)
+    const struct row r = *row;
+    const size_t width = r.g->out[2];
+    const float *xr[3] = {r.x, r.x, r.x};
+    for (size_t i = 0; i < rows; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
+    FOR_CHANNEL_BLOCKS(r.channels, c0, c1) {
+        if (width == 5)
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 5, 0, 3, 1, 1);
+        else if (width == 4)
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 4, 0, 3, 1, 1);
+        else
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 3, 0, 3, 1, 1);
+    }
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, width, 0, 1);
+}
+
+static NO_INLINE void row_3x3_narrow3_channels_inner(const struct row *r)
+{
+    row_3x3_narrow_channels_inner(r, 3);
+}
+
+static NO_INLINE void row_3x3_narrow2_channels_inner(const struct row *r)
+{
+    row_3x3_narrow_channels_inner(r, 2);
+}
+
+/* A 3x3 row (CHANNELS_3X3 or _PADDED) with two or three of its taps along h inside the input, channels
+ * innermost: padded stride-1 rows (narrow: at most BORDER_TILE_MAX wide) or stride-2 rows, a copy for each
+ * row count. */
+static void row_3x3_by_tiles(const struct row *r, int padded, int narrow, size_t ow_lo, size_t ow_hi)
+{
+    const int three = r->kh_hi - r->kh_lo == 3;
+    if (padded && three)
         row_3x3_padded3_channels_inner(r);
     else if (padded)
         row_3x3_padded2_channels_inner(r);
+    else if (narrow && three)
+        row_3x3_narrow3_channels_inner(r);
+    else if (narrow)
+        row_3x3_narrow2_channels_inner(r);
     else
         row_3x3_stride2_channels_inner(r, ow_lo, ow_hi);
 }
@@ -818,9 +854,11 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
 #if CHANNELS_INNER
                 {
                     const size_t rows = r.kd_hi > r.kd_lo ? r.kh_hi - r.kh_lo : 0u;
+                    const int narrow = path == CHANNELS_3X3 && g->stride[2] == 1 && g->pad[2] == 1
+                                       && g->in[2] == g->out[2] && g->out[2] >= 3 && g->out[2] <= BORDER_TILE_MAX;
                     if (path != CHANNELS && (rows == 2 || rows == 3)
-                        && (path == CHANNELS_3X3_PADDED || g->stride[2] == 2)) {
-                        row_3x3_by_tiles(&r, path == CHANNELS_3X3_PADDED, ow_lo, ow_hi);
+                        && (path == CHANNELS_3X3_PADDED || g->stride[2] == 2 || narrow)) {
+                        row_3x3_by_tiles(&r, path == CHANNELS_3X3_PADDED, narrow, ow_lo, ow_hi);
                         break;
                     }
                 }
