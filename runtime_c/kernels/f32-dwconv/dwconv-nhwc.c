@@ -3,8 +3,8 @@
  * each input column loaded once per tile, any other window with each weight vector loaded once per tile.
  * Which taps of a row fall inside the input is worked out once per row; along w only the border pixels
  * check theirs, the interior ones read every tap unchecked. Where a vector is half a cache line, 3x3 rows of
- * stride 1 padded by one (narrow ones one tile) and of stride 2 run the other way round (CHANNELS_INNER): per
- * tile of pixels, every vector of channels. */
+ * stride 1 padded by one and of stride 2 run the other way round (CHANNELS_INNER): per tile of pixels, every
+ * vector of channels; at AVX-512 too the padded rows at most BORDER_TILE_MAX wide, one tile each. */
 #include "mlcc/kernels/f32-dwconv.h"
 #include "mlcc/simd.h"
 
@@ -338,14 +338,23 @@ static void row_3x3_padded(const struct row *row, size_t c)
  * channels read their input pixels whole and in order (stride 1: 0.78-0.97x the time; stride 2: 0.82-0.88x
  * of two vectors a pass, which this replaces). Blocks of at most CHANNEL_BLOCK channels keep a tile's input
  * pixels and its taps in L1 (14x14x576 as one block: 0.96x, in three: 0.89x). AVX-512's 16-float vectors
- * keep the passes (this order: 0.95-1.09x the time there). */
+ * keep the passes (this order: 0.95-1.09x the time there), except the narrow rows (NARROW_CHANNELS_INNER). */
 #if MLCC_F32V_LANES * 4u * 2u == 64u
 #define CHANNELS_INNER 1
 #else
 #define CHANNELS_INNER 0
 #endif
 
-#if CHANNELS_INNER
+/* Padded stride-1 rows at most BORDER_TILE_MAX wide (DS-CNN's 25x5x64) run channels innermost at AVX2's and
+ * AVX-512's widths alike: the whole row one tile for a block of channels. A pass per vector of channels
+ * (row_3x3_over's tile_3x3_border) took 1.7x the time at AVX2, 1.25-1.4x at AVX-512 (Zen 4). */
+#if CHANNELS_INNER || MLCC_F32V_LANES == 16u
+#define NARROW_CHANNELS_INNER 1
+#else
+#define NARROW_CHANNELS_INNER 0
+#endif
+
+#if NARROW_CHANNELS_INNER
 #define CHANNEL_BLOCK 256u
 /* The interior tiles of a padded stride-1 row: 6 sums, 9 taps and an input vector fill AVX2's 16 registers
  * (MobileNetV2's 112x112x32, 56x56x144 and 14x14 layers 0.94-0.96x the time of 4 pixels; 5 pixels: 0.97-1.2x,
@@ -409,6 +418,46 @@ static FORCE_INLINE void span_3x3(const struct row *r, const float *const xr[3],
                 block_ = ((channels) / blocks_ + LANES - 1) / LANES * LANES, c0 = 0, c1 = 0;                   \
          c0 < (channels) && ((c1 = (channels) - c0 < block_ + LANES ? (channels) : c0 + block_), 1); c0 = c1)
 
+/* A padded stride-1 row 3 to BORDER_TILE_MAX pixels wide over `rows` input rows (a constant once inlined): the
+ * whole row one tile, both border pixels in it, a block of channels at a time. */
+static FORCE_INLINE void row_3x3_narrow_channels_inner(const struct row *row, size_t rows)
+{
+    const struct row r = *row;
+    const size_t width = r.g->out[2];
+    const float *xr[3] = {r.x, r.x, r.x};
+    for (size_t i = 0; i < rows; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
+    FOR_CHANNEL_BLOCKS(r.channels, c0, c1) {
+        if (width == 5)
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 5, 0, 3, 1, 1);
+        else if (width == 4)
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 4, 0, 3, 1, 1);
+        else
+            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 3, 0, 3, 1, 1);
+    }
+    if (r.plan.post != POST_NONE) post_pass(&r, 0, width, 0, 1);
+}
+
+static NO_INLINE void row_3x3_narrow3_channels_inner(const struct row *r)
+{
+    row_3x3_narrow_channels_inner(r, 3);
+}
+
+static NO_INLINE void row_3x3_narrow2_channels_inner(const struct row *r)
+{
+    row_3x3_narrow_channels_inner(r, 2);
+}
+
+/* A narrow row with two or three of its taps along h inside the input, a copy for each. */
+static void row_3x3_narrow(const struct row *r)
+{
+    if (r->kh_hi - r->kh_lo == 3)
+        row_3x3_narrow3_channels_inner(r);
+    else
+        row_3x3_narrow2_channels_inner(r);
+}
+#endif
+
+#if CHANNELS_INNER
 /* row_3x3_padded (over `rows` input rows, a constant once inlined) for every channel, a tile of pixels and a
  * block of channels at a time. */
 static FORCE_INLINE void row_3x3_padded_channels_inner(const struct row *row, size_t rows)
@@ -507,50 +556,14 @@ static NO_INLINE void row_3x3_stride2_channels_inner(const struct row *r, size_t
         row_3x3_channels_inner(r, 2, 2, ow_lo, ow_hi);
 }
 
-/* A padded stride-1 row 3 to BORDER_TILE_MAX pixels wide (DS-CNN's 5) over `rows` input rows (a constant once
- * inlined): the whole row one tile, both border pixels in it, a block of channels at a time (row_3x3_over's
- * tile_3x3_border per vector of channels, a pass each: 25x5x64 1.7x the time). */
-static FORCE_INLINE void row_3x3_narrow_channels_inner(const struct row *row, size_t rows)
-{
-    const struct row r = *row;
-    const size_t width = r.g->out[2];
-    const float *xr[3] = {r.x, r.x, r.x};
-    for (size_t i = 0; i < rows; ++i) xr[i] = input_row(&r, 0, r.kh_lo + i);
-    FOR_CHANNEL_BLOCKS(r.channels, c0, c1) {
-        if (width == 5)
-            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 5, 0, 3, 1, 1);
-        else if (width == 4)
-            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 4, 0, 3, 1, 1);
-        else
-            span_3x3(&r, xr, rows, 1, 1, c0, c1, 0, 3, 0, 3, 1, 1);
-    }
-    if (r.plan.post != POST_NONE) post_pass(&r, 0, width, 0, 1);
-}
-
-static NO_INLINE void row_3x3_narrow3_channels_inner(const struct row *r)
-{
-    row_3x3_narrow_channels_inner(r, 3);
-}
-
-static NO_INLINE void row_3x3_narrow2_channels_inner(const struct row *r)
-{
-    row_3x3_narrow_channels_inner(r, 2);
-}
-
 /* A 3x3 row (CHANNELS_3X3 or _PADDED) with two or three of its taps along h inside the input, channels
- * innermost: padded stride-1 rows (narrow: at most BORDER_TILE_MAX wide) or stride-2 rows, a copy for each
- * row count. */
-static void row_3x3_by_tiles(const struct row *r, int padded, int narrow, size_t ow_lo, size_t ow_hi)
+ * innermost: padded stride-1 rows or stride-2 rows, a copy for each row count. */
+static void row_3x3_by_tiles(const struct row *r, int padded, size_t ow_lo, size_t ow_hi)
 {
-    const int three = r->kh_hi - r->kh_lo == 3;
-    if (padded && three)
+    if (padded && r->kh_hi - r->kh_lo == 3)
         row_3x3_padded3_channels_inner(r);
     else if (padded)
         row_3x3_padded2_channels_inner(r);
-    else if (narrow && three)
-        row_3x3_narrow3_channels_inner(r);
-    else if (narrow)
-        row_3x3_narrow2_channels_inner(r);
     else
         row_3x3_stride2_channels_inner(r, ow_lo, ow_hi);
 }
@@ -851,16 +864,21 @@ void MLCC_ISA_NAME(mlcc_f32_dwconv_nhwc_rows)(const struct mlcc_f32_conv_geometr
                  * input along h take row_3x3_padded where it applies */
                 const size_t last = channels - LANES;
                 const int padded = path == CHANNELS_3X3_PADDED && r.kd_hi > r.kd_lo && r.kh_hi - r.kh_lo == 3;
+#if NARROW_CHANNELS_INNER || CHANNELS_INNER
+                const size_t rows = r.kd_hi > r.kd_lo ? r.kh_hi - r.kh_lo : 0u;
+#endif
+#if NARROW_CHANNELS_INNER
+                if (path == CHANNELS_3X3 && (rows == 2 || rows == 3) && g->stride[2] == 1 && g->pad[2] == 1
+                    && g->in[2] == g->out[2] && g->out[2] >= 3 && g->out[2] <= BORDER_TILE_MAX) {
+                    row_3x3_narrow(&r);
+                    break;
+                }
+#endif
 #if CHANNELS_INNER
-                {
-                    const size_t rows = r.kd_hi > r.kd_lo ? r.kh_hi - r.kh_lo : 0u;
-                    const int narrow = path == CHANNELS_3X3 && g->stride[2] == 1 && g->pad[2] == 1
-                                       && g->in[2] == g->out[2] && g->out[2] >= 3 && g->out[2] <= BORDER_TILE_MAX;
-                    if (path != CHANNELS && (rows == 2 || rows == 3)
-                        && (path == CHANNELS_3X3_PADDED || g->stride[2] == 2 || narrow)) {
-                        row_3x3_by_tiles(&r, path == CHANNELS_3X3_PADDED, narrow, ow_lo, ow_hi);
-                        break;
-                    }
+                if (path != CHANNELS && (rows == 2 || rows == 3)
+                    && (path == CHANNELS_3X3_PADDED || g->stride[2] == 2)) {
+                    row_3x3_by_tiles(&r, path == CHANNELS_3X3_PADDED, ow_lo, ow_hi);
+                    break;
                 }
 #endif
                 for (size_t c = 0;; c = MLCC_MIN(c + LANES, last)) {
