@@ -147,36 +147,6 @@ static FORCE_INLINE void store_part(mlcc_f32v v, float *y, size_t n, const struc
     else mlcc_f32v_store_partial(y, v, n);
 }
 
-/* e's activation on acc[0 .. count) still in registers; 0 (acc untouched) when it has no vector form. ReLU
- * and Clip inline, the others on a copy: acc's address never reaches a call (mlcc_f32v_activate is not
- * inlined), else the block's accumulators go through the stack (a grouped 1x1 of 34 channels spent a third
- * of its time around the call). */
-static FORCE_INLINE int activate_block(const struct mlcc_f32_epilogue *e, mlcc_f32v *acc, size_t count)
-{
-    switch (e->activation) {
-    case MLCC_ACTIVATION_NONE:
-        return 1;
-    case MLCC_ACTIVATION_RELU: {
-        const mlcc_f32v zero = mlcc_f32v_zero();
-        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_max(acc[j], zero);
-        return 1;
-    }
-    case MLCC_ACTIVATION_CLIP: {
-        const mlcc_f32v lo = mlcc_f32v_splat(e->a), hi = mlcc_f32v_splat(e->b);
-        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_min(mlcc_f32v_max(acc[j], lo), hi);
-        return 1;
-    }
-    default: {
-        mlcc_f32v copy[ACCUMULATORS];
-        int vector;
-        for (size_t j = 0; j < count; ++j) copy[j] = acc[j];
-        vector = mlcc_f32v_activate(e, copy, count);
-        for (size_t j = 0; j < count; ++j) acc[j] = copy[j];
-        return vector;
-    }
-    }
-}
-
 /* acc[pixel i][vector j] += x[i * pixel_step + at[t]] * w[t * nr + j * LANES] for t < n: one loop over the
  * table, one offset read per channel, whatever the permutation (a loop per run of consecutive channels took
  * 1.4x the time on runs of one channel, and capped the runs a table could hold). */
@@ -223,7 +193,7 @@ static FORCE_INLINE void finish_block(size_t pb, size_t nv, mlcc_f32v *acc, cons
             for (size_t t = 0; t < pb * nv; ++t) acc[t] = copy[t];
         }
     }
-    if (e != NULL && !activate_block(e, acc, pb * nv)) {
+    if (e != NULL && !mlcc_f32v_activate_held(e, acc, pb * nv)) {
         mlcc_f32v copy[ACCUMULATORS];
         for (size_t t = 0; t < pb * nv; ++t) copy[t] = acc[t];
         for (size_t i = 0; i < pb; ++i)
@@ -351,7 +321,7 @@ static FORCE_INLINE void block_pairs(size_t pp, const struct row *r, size_t ow, 
     if (e != NULL && e->residual != NULL)
         for (size_t i = 0; i < pp; ++i)
             acc[i] = mlcc_f32v_add(acc[i], mlcc_f32v_load(e->residual + (r->p0 + ow + 2u * i) * oc));
-    const struct mlcc_f32_epilogue *scalar_act = e == NULL || activate_block(e, acc, pp) ? NULL : e;
+    const struct mlcc_f32_epilogue *scalar_act = e == NULL || mlcc_f32v_activate_held(e, acc, pp) ? NULL : e;
     for (size_t i = 0; i < pp; ++i) {
         float *yp = r->y + (ow + 2u * i) * oc;
         store_part(acc[i], yp, q->lanes, scalar_act);

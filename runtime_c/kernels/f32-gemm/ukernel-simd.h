@@ -69,40 +69,11 @@ static void finish_row(const mlcc_f32v acc[NV], size_t nr, float *c, const float
     for (size_t j = 0; j < nr; ++j) c[j] = row[j];
 }
 
-/* e's activation on acc[0 .. count) still in registers; 0 (acc untouched) when it has no vector form. ReLU
- * and Clip, the convolutions' usual ones, inline; the others on a copy: acc's address never reaches a call,
- * else the compiler keeps the tile on the stack, zeroed by memset each call (15% of a 3136x256x64's time). */
-static MLCC_F32_GEMM_INLINE int activate_tile(const struct mlcc_f32_epilogue *e, mlcc_f32v *acc, size_t count)
-{
-    switch (e->activation) {
-    case MLCC_ACTIVATION_NONE:
-        return 1;
-    case MLCC_ACTIVATION_RELU: {
-        const mlcc_f32v zero = mlcc_f32v_zero();
-        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_max(acc[j], zero);
-        return 1;
-    }
-    case MLCC_ACTIVATION_CLIP: {
-        const mlcc_f32v lo = mlcc_f32v_splat(e->a), hi = mlcc_f32v_splat(e->b);
-        for (size_t j = 0; j < count; ++j) acc[j] = mlcc_f32v_min(mlcc_f32v_max(acc[j], lo), hi);
-        return 1;
-    }
-    default: {
-        mlcc_f32v copy[MR * NV];
-        int vector;
-        for (size_t j = 0; j < count; ++j) copy[j] = acc[j];
-        vector = mlcc_f32v_activate(e, copy, count);
-        for (size_t j = 0; j < count; ++j) acc[j] = copy[j];
-        return vector;
-    }
-    }
-}
-
 /* The finish of finish_tile in registers, over the first nv vectors of each row (NV, a literal, or fewer: a
  * tile of whole vectors at C's right edge); returns 0 when the activation has no vector form, with all but
  * it applied to acc. Rows past mr and vectors past nv load the last real ones and are stored to a scratch
  * row, so every loop runs over constants once inlined and acc never lives in memory (a loop over mr would
- * index it at run time: see activate_tile). */
+ * index it at run time: see mlcc_f32v_activate_held). */
 static MLCC_F32_GEMM_INLINE int finish_vectors(mlcc_f32v *acc, size_t rows, size_t mr, size_t nv, float *c,
                                                size_t ldc, const float *s, size_t s_rs, float alpha,
                                                const struct mlcc_f32_epilogue *e, const float *residual, size_t rs)
@@ -121,7 +92,7 @@ static MLCC_F32_GEMM_INLINE int finish_vectors(mlcc_f32v *acc, size_t rows, size
                     acc[i * NV + j] = mlcc_f32v_add(
                         acc[i * NV + j],
                         mlcc_f32v_load(residual + MLCC_MIN(i, mr - 1) * rs + MLCC_MIN(j, nv - 1) * MLCC_F32V_LANES));
-        if (!activate_tile(e, acc, rows * NV)) return 0;
+        if (!mlcc_f32v_activate_held(e, acc, rows * NV)) return 0;
     }
     for (size_t i = 0; i < rows; ++i) {
         float *ci = i < mr ? c + i * ldc : sink;
@@ -150,7 +121,7 @@ static MLCC_F32_GEMM_INLINE void finish_tile(mlcc_f32v *acc, size_t rows, size_t
             return;
     }
     {
-        mlcc_f32v tile[MR * NV];  /* the rest row by row from a copy (see activate_tile) */
+        mlcc_f32v tile[MR * NV];  /* the rest row by row from a copy (see mlcc_f32v_activate_held) */
         for (size_t i = 0; i < rows * NV; ++i) tile[i] = acc[i];
         for (size_t i = 0; i < mr; ++i) {
             if (whole) {  /* all but the activation applied */
