@@ -23,10 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.gemm_ab import _runtime_of, _zig
-from benchmarks.measure import native_levels
+from benchmarks.gemm_ab import _runtime_of, _zig, native_ab_arguments, native_ab_target
 from mlcc.ops._conv_direct import lanes, panel_width
-from mlcc.targets import resolve
 from mlcc.toolchain import target_flags
 
 # DS-CNN's, VWW's and ResNet-8's stems, and an ImageNet 7x7 stride-2 one
@@ -130,23 +128,11 @@ def parse_shape(p: argparse.ArgumentParser, text: str) -> tuple[int, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.conv_direct_ab", description=__doc__.split("\n\n")[0])
-    p.add_argument("a", help="version A: a git revision, or . for the working tree")
-    p.add_argument("b", help="version B: likewise")
-    p.add_argument("-t", "--target", default=None, help="a native SIMD level of this machine [its best]")
-    p.add_argument("--shape", action="append", metavar="H,W,C,KH,KW,S,PT,PL,PB,PR,OC",
-                   help="a layer, repeatable [the MLPerf Tiny stems and a 7x7 one]")
-    p.add_argument("--rounds", type=int, default=41, help="alternating timings of each version per shape [41]")
+    p = native_ab_arguments("python -m benchmarks.conv_direct_ab", __doc__.split("\n\n")[0],
+                            "H,W,C,KH,KW,S,PT,PL,PB,PR,OC", "a layer, repeatable [the MLPerf Tiny stems and a 7x7 one]")
     args = p.parse_args(argv)
-    levels = native_levels()
-    target_name = args.target or (levels[0] if levels else None)
-    if target_name not in levels:
-        p.error(f"-t {args.target!r}: this machine runs {', '.join(levels) or 'no SIMD level'}")
-    if args.rounds < 1:
-        p.error("--rounds must be 1 or more")
+    target_name, target, isa = native_ab_target(p, args)
     shapes = [parse_shape(p, text) for text in (args.shape or DEFAULT_SHAPES)]
-    target = resolve(target_name)
-    isa = "avx512" if "avx512f" in target.features else "avx2"
     print(f"mlcc_f32_conv_direct_nhwc_<n>v__{isa} on {target_name}: A = {args.a}, B = {args.b}; {args.rounds} "
           f"alternating timings each, thread CPU time per call")
     print("| H x W x C, KH x KW / stride, pads, out channels (panel) | A min us | A median us | B min us "

@@ -20,9 +20,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.gemm import PRELUDE
-from benchmarks.gemm_ab import _runtime_of, _zig
-from benchmarks.measure import native_levels
-from mlcc.targets import resolve
+from benchmarks.gemm_ab import _runtime_of, _zig, native_ab_arguments, native_ab_target
 from mlcc.toolchain import target_flags
 
 # DS-CNN, MobileNetV2 and ShuffleNet's depthwise layers (H, W, C, stride, activation)
@@ -97,23 +95,11 @@ def parse_shape(p: argparse.ArgumentParser, text: str) -> tuple[int, int, int, i
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.dwconv_ab", description=__doc__.split("\n\n")[0])
-    p.add_argument("a", help="version A: a git revision, or . for the working tree")
-    p.add_argument("b", help="version B: likewise")
-    p.add_argument("-t", "--target", default=None, help="a native SIMD level of this machine [its best]")
-    p.add_argument("--shape", action="append", metavar="H,W,C,S,ACT", help="a layer, repeatable [DS-CNN's, "
-                                                                              "MobileNetV2's, ShuffleNet's]")
-    p.add_argument("--rounds", type=int, default=41, help="alternating timings of each version per shape [41]")
+    p = native_ab_arguments("python -m benchmarks.dwconv_ab", __doc__.split("\n\n")[0], "H,W,C,S,ACT",
+                            "a layer, repeatable [DS-CNN's, MobileNetV2's, ShuffleNet's]")
     args = p.parse_args(argv)
-    levels = native_levels()
-    target_name = args.target or (levels[0] if levels else None)
-    if target_name not in levels:
-        p.error(f"-t {args.target!r}: this machine runs {', '.join(levels) or 'no SIMD level'}")
-    if args.rounds < 1:
-        p.error("--rounds must be 1 or more")
+    target_name, target, isa = native_ab_target(p, args)
     shapes = [parse_shape(p, text) for text in (args.shape or DEFAULT_SHAPES)]
-    target = resolve(target_name)
-    isa = "avx512" if "avx512f" in target.features else "avx2"
     with tempfile.TemporaryDirectory(prefix="mlcc-dwconv-ab-") as tmp:
         runtimes = {side: _runtime_of(version, Path(tmp) / side) for side, version in (("A", args.a), ("B", args.b))}
         program = Path(tmp) / "ab"

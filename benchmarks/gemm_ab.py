@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.gemm import NATIVE, PRELUDE, WASM, parse_shape, run_wasi
-from benchmarks.measure import WEB
+from benchmarks.measure import WEB, native_levels
 from mlcc import paths
 from mlcc.ops._gemm import blocking, variants
 from mlcc.targets import _host_cpu_flags, resolve
@@ -105,6 +105,29 @@ def _runtime_of(version: str, into: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(into, filter="data")
     return into / "runtime_c"
+
+
+def native_ab_arguments(prog: str, description: str, shape_metavar: str, shape_help: str) -> argparse.ArgumentParser:
+    """The arguments of a kernel A/B on this machine's native SIMD levels: two versions, -t, --shape, --rounds."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("a", help="version A: a git revision, or . for the working tree")
+    p.add_argument("b", help="version B: likewise")
+    p.add_argument("-t", "--target", default=None, help="a native SIMD level of this machine [its best]")
+    p.add_argument("--shape", action="append", metavar=shape_metavar, help=shape_help)
+    p.add_argument("--rounds", type=int, default=41, help="alternating timings of each version per shape [41]")
+    return p
+
+
+def native_ab_target(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, object, str]:
+    """-t checked against the levels this machine runs (and --rounds): the level's name, target and ISA."""
+    levels = native_levels()
+    name = args.target or (levels[0] if levels else None)
+    if name not in levels:
+        p.error(f"-t {args.target!r}: this machine runs {', '.join(levels) or 'no SIMD level'}")
+    if args.rounds < 1:
+        p.error("--rounds must be 1 or more")
+    target = resolve(name)
+    return name, target, "avx512" if "avx512f" in target.features else "avx2"
 
 
 def _build(flags: list[str], variant, runtimes: dict[str, Path], out: Path) -> None:
